@@ -1,0 +1,200 @@
+// The embedded control plane for tests, the demo and benchmarks: etcd and a
+// real kube-apiserver (RBAC on, token and service-account authentication) on
+// loopback, built from the Go module proxy by build-binaries.sh and cached.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makePki, type Pki } from "./pki.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface ControlPlane {
+  dir: string;
+  server: string;
+  caFile: string;
+  adminToken: string;
+  adminKubeconfig: string;
+  /** Stops and starts kube-apiserver on the same port and etcd (for disruption tests). */
+  restartApiserver(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function buildBinaries(): string {
+  const out = execFileSync("bash", [join(here, "build-binaries.sh")], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = out.trim().split("\n");
+  return lines[lines.length - 1]!;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === "object" && addr ? addr.port : 0));
+    });
+  });
+}
+
+interface Proc {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+function startProcess(bin: string, args: string[], logFile: string): Proc {
+  const fd = openSync(logFile, "a");
+  const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  closeSync(fd);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return { child, exited };
+}
+
+async function stopProcess(p: Proc | undefined, graceMs = 5000): Promise<void> {
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill("SIGTERM");
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), graceMs);
+  await p.exited;
+  clearTimeout(timer);
+}
+
+function probe(url: string, ca: Buffer, token: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { ca, headers: { Authorization: `Bearer ${token}` }, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", () => resolve(0));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logFile: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  let tail = "";
+  try {
+    tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
+  } catch {}
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms; log tail:\n${tail}`);
+}
+
+export function kubeconfigFor(server: string, caFile: string, user: string, token: string): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "quarry-test", cluster: { server, "certificate-authority": caFile } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: user, context: { cluster: "quarry-test", user } }],
+    "current-context": user,
+  });
+}
+
+export interface StartOptions {
+  /** Directory for state and logs; a fresh temp dir by default. */
+  dir?: string;
+  /** Leave the directory behind on stop (debugging). */
+  keep?: boolean;
+  log?: (msg: string) => void;
+}
+
+export async function startControlPlane(opts: StartOptions = {}): Promise<ControlPlane> {
+  const log = opts.log ?? ((m: string) => process.stderr.write(`[controlplane] ${m}\n`));
+  const bin = buildBinaries();
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "quarry-cp-"));
+  mkdirSync(dir, { recursive: true });
+  const pkiDir = join(dir, "pki");
+  mkdirSync(pkiDir, { recursive: true });
+  const pki: Pki = makePki(pkiDir);
+  const adminToken = randomBytes(24).toString("hex");
+  const tokenFile = join(dir, "tokens.csv");
+  writeFileSync(tokenFile, `${adminToken},quarry-admin,quarry-admin,"system:masters"\n`);
+  const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const server = `https://127.0.0.1:${apiPort}`;
+
+  const etcdLog = join(dir, "etcd.log");
+  const etcd = startProcess(
+    join(bin, "etcd"),
+    [
+      `--data-dir=${join(dir, "etcd-data")}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+      "--unsafe-no-fsync",
+      "--log-level=warn",
+    ],
+    etcdLog,
+  );
+  const apiLog = join(dir, "kube-apiserver.log");
+  const apiArgs = [
+    `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+    `--secure-port=${apiPort}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--tls-cert-file=${pki.servingCert}`,
+    `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    `--token-auth-file=${tokenFile}`,
+    "--authorization-mode=Node,RBAC",
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`,
+    "--service-cluster-ip-range=10.0.0.0/24",
+    "--endpoint-reconciler-type=none",
+    // no controller-manager runs to create service-account tokens or namespaces' default SA
+    "--disable-admission-plugins=ServiceAccount",
+    "--allow-privileged=true",
+    "--kubelet-preferred-address-types=Hostname,InternalIP",
+    `--cert-dir=${join(dir, "cert")}`,
+    "--v=1",
+  ];
+  let apiserver: Proc | undefined;
+  const ca = readFileSync(pki.caCert);
+  const startApiserver = async () => {
+    apiserver = startProcess(join(bin, "kube-apiserver"), apiArgs, apiLog);
+    await waitFor("kube-apiserver", async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200, 90_000, apiLog);
+  };
+
+  const stop = async () => {
+    await stopProcess(apiserver);
+    await stopProcess(etcd);
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    log(`starting etcd and kube-apiserver in ${dir}`);
+    await startApiserver();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const adminKubeconfig = join(dir, "admin.kubeconfig");
+  writeFileSync(adminKubeconfig, kubeconfigFor(server, pki.caCert, "quarry-admin", adminToken));
+  log(`kube-apiserver ready at ${server} (admin kubeconfig ${adminKubeconfig})`);
+  return {
+    dir,
+    server,
+    caFile: pki.caCert,
+    adminToken,
+    adminKubeconfig,
+    restartApiserver: async () => {
+      await stopProcess(apiserver);
+      await startApiserver();
+    },
+    stop,
+  };
+}

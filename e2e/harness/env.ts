@@ -1,0 +1,23 @@
+// What an e2e test file gets from the runner (e2e/run.ts): the shared control
+// plane's address and admin credentials, through the environment.
+import { KubeClient } from "@quarry/kube";
+import type { ControlPlaneInfo } from "./identity.ts";
+
+export interface SharedControlPlane extends ControlPlaneInfo {
+  adminKubeconfig: string;
+}
+
+export function sharedControlPlane(): SharedControlPlane {
+  const server = process.env.QUARRY_E2E_SERVER;
+  const caFile = process.env.QUARRY_E2E_CA;
+  const dir = process.env.QUARRY_E2E_DIR;
+  const adminKubeconfig = process.env.QUARRY_E2E_KUBECONFIG;
+  if (!server || !caFile || !dir || !adminKubeconfig) {
+    throw new Error("e2e tests run under e2e/run.ts, which starts the control plane (pnpm test:e2e)");
+  }
+  return { server, caFile, dir, adminKubeconfig };
+}
+
+export function adminClient(cp: SharedControlPlane = sharedControlPlane()): KubeClient {
+  return KubeClient.fromEnvironment(cp.adminKubeconfig);
+}

@@ -1,0 +1,100 @@
+// Gives a Quarry service its own ServiceAccount identity, bound to the RBAC
+// rules its chart ships (charts/<service>/rbac.yaml), and a kubeconfig with a
+// real service-account token, so tests exercise exactly the shipped RBAC.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { KubeClient } from "@quarry/kube";
+import yaml from "js-yaml";
+import { kubeconfigFor } from "../controlplane/controlplane.ts";
+import { applyObject } from "./apply.ts";
+import { kinds } from "./kinds.ts";
+import { repoRoot } from "./paths.ts";
+
+interface RbacRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export interface ServiceRbac {
+  serviceAccountName: string;
+  clusterRules: RbacRule[];
+  namespaceRules: RbacRule[];
+}
+
+export function loadServiceRbac(service: string): ServiceRbac {
+  return yaml.load(readFileSync(join(repoRoot, "charts", service, "rbac.yaml"), "utf8")) as ServiceRbac;
+}
+
+export interface ServiceIdentity {
+  serviceAccount: string;
+  namespace: string;
+  kubeconfig: string;
+  client: KubeClient;
+}
+
+export interface ControlPlaneInfo {
+  server: string;
+  caFile: string;
+  dir: string;
+}
+
+/** Creates the service's ServiceAccount in `namespace` and binds its shipped rules. */
+export async function createServiceIdentity(
+  admin: KubeClient,
+  cp: ControlPlaneInfo,
+  service: string,
+  namespace: string,
+): Promise<ServiceIdentity> {
+  const rbac = loadServiceRbac(service);
+  const sa = rbac.serviceAccountName;
+  const role = `quarry-${service}`;
+  await applyObject(admin, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace } });
+  const subjects = [{ kind: "ServiceAccount", name: sa, namespace }];
+  await applyObject(admin, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: role },
+    rules: rbac.clusterRules,
+  });
+  await applyObject(admin, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: `${role}-${namespace}`, labels: { "quarry.dev/test-namespace": namespace } },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects,
+  });
+  await applyObject(admin, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: role, namespace },
+    rules: rbac.namespaceRules,
+  });
+  await applyObject(admin, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: role, namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
+    subjects,
+  });
+  const tr = await admin.create(
+    kinds.ServiceAccount!,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      metadata: { namespace },
+      spec: { expirationSeconds: 4 * 3600 },
+    },
+    { name: sa, subresource: "token" },
+  );
+  const token = (tr as unknown as { status: { token: string } }).status.token;
+  const kubeconfig = join(cp.dir, `${service}-${namespace}.kubeconfig`);
+  writeFileSync(kubeconfig, kubeconfigFor(cp.server, cp.caFile, `${service}@${namespace}`, token));
+  return { serviceAccount: sa, namespace, kubeconfig, client: KubeClient.fromEnvironment(kubeconfig) };
+}
+
+/** Removes the cluster-scoped binding made for `namespace` (namespace deletion removes the rest). */
+export async function deleteServiceIdentity(admin: KubeClient, service: string, namespace: string) {
+  await admin.delete(kinds.ClusterRoleBinding!, undefined, `quarry-${service}-${namespace}`).catch(() => {});
+}

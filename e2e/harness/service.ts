@@ -1,0 +1,83 @@
+// Runs a Quarry service as the real process it is in production
+// (`node services/<name>/src/main.ts`), with its own kubeconfig.
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePort } from "../controlplane/controlplane.ts";
+import { repoRoot } from "./paths.ts";
+import { waitUntil } from "./wait.ts";
+
+export interface RunningService {
+  name: string;
+  pid: number;
+  opsPort: number;
+  logFile: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(signal?: NodeJS.Signals): void;
+  /** SIGTERM and wait for a graceful exit. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  logs(): string;
+  ops(path: string): Promise<{ status: number; body: string }>;
+}
+
+export interface StartServiceOptions {
+  kubeconfig: string;
+  logFile: string;
+  env?: Record<string, string>;
+  /** Wait until /readyz answers 200 (default true). */
+  waitReady?: boolean;
+}
+
+export async function startService(name: string, opts: StartServiceOptions): Promise<RunningService> {
+  const opsPort = await freePort();
+  const fd = openSync(opts.logFile, "a");
+  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, "services", name, "src", "main.ts")], {
+    stdio: ["ignore", fd, fd],
+    env: {
+      ...process.env,
+      KUBECONFIG: opts.kubeconfig,
+      QUARRY_OPS_PORT: String(opsPort),
+      QUARRY_OPS_HOST: "127.0.0.1",
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "debug",
+      ...opts.env,
+    },
+  });
+  closeSync(fd);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const svc: RunningService = {
+    name,
+    pid: child.pid ?? -1,
+    opsPort,
+    logFile: opts.logFile,
+    exited,
+    kill: (signal = "SIGKILL") => {
+      child.kill(signal);
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+    logs: () => readFileSync(opts.logFile, "utf8"),
+    ops: async (path) => {
+      const res = await fetch(`http://127.0.0.1:${opsPort}${path}`);
+      return { status: res.status, body: await res.text() };
+    },
+  };
+  if (opts.waitReady ?? true) {
+    let exitedEarly = false;
+    exited.then(() => {
+      exitedEarly = true;
+    });
+    await waitUntil(
+      `${name} /readyz`,
+      async () => {
+        if (exitedEarly) throw new Error(`${name} exited; log:\n${svc.logs().slice(-3000)}`);
+        return (await svc.ops("/readyz")).status === 200;
+      },
+      { timeoutMs: 30_000 },
+    );
+  }
+  return svc;
+}

@@ -1,0 +1,52 @@
+// e2e runner: one control plane for the whole run, torn down even when tests
+// fail or the run is interrupted; each scenario file works in its own namespace.
+import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { startControlPlane } from "./controlplane/controlplane.ts";
+import { installQuarryApi } from "./controlplane/install.ts";
+import { adminClient } from "./harness/env.ts";
+import { repoRoot } from "./harness/paths.ts";
+
+const filter = process.argv.slice(2);
+const scenarioDir = join(repoRoot, "e2e", "scenarios");
+const files = readdirSync(scenarioDir)
+  .filter((f) => f.endsWith(".test.ts"))
+  .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
+  .map((f) => join(scenarioDir, f));
+
+const cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
+let stopping: Promise<void> | undefined;
+const stop = () => (stopping ??= cp.stop());
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    void stop().then(() => process.exit(130));
+  });
+}
+
+let code = 1;
+try {
+  const env = {
+    ...process.env,
+    QUARRY_E2E_SERVER: cp.server,
+    QUARRY_E2E_CA: cp.caFile,
+    QUARRY_E2E_DIR: cp.dir,
+    QUARRY_E2E_KUBECONFIG: cp.adminKubeconfig,
+  };
+  await installQuarryApi(adminClient({ ...cp }));
+  const concurrency = process.env.QUARRY_E2E_CONCURRENCY ?? "3";
+  code = await new Promise<number>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ["--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...files],
+      { stdio: "inherit", env },
+    );
+    child.on("exit", (c) => resolve(c ?? 1));
+  });
+} catch (err) {
+  console.error(err);
+} finally {
+  if (code !== 0) console.error(`e2e failed; control plane logs are in ${cp.dir} only with QUARRY_E2E_KEEP=1`);
+  await stop();
+}
+process.exit(code);

@@ -1,0 +1,180 @@
+// CRD and admission-policy objects built from the schemas, and their YAML
+// rendering. gen-crds.ts writes the YAML to libs/api/crds/; crds.test.ts fails
+// when the committed files drift from what this module produces.
+import { dump } from "js-yaml";
+import {
+  ADMISSION_POLICY_DISABLED,
+  LABEL_ADMISSION_POLICY,
+  LABEL_RESOLVER_ALIAS,
+  LABEL_RESOLVER_TYPE,
+} from "./labels.ts";
+import type { JSONSchemaProps } from "./schema-types.ts";
+import { resolutionRequestSchema } from "./schemas.ts";
+import {
+  RESOLUTION_GROUP,
+  RESOLUTION_REQUEST_KIND,
+  RESOLUTION_REQUEST_PLURAL,
+  RESOLUTION_REQUEST_SINGULAR,
+} from "./types.ts";
+
+export const RESOLUTION_REQUEST_CRD_NAME = `${RESOLUTION_REQUEST_PLURAL}.${RESOLUTION_GROUP}`;
+export const RESOLVER_LABEL_POLICY_NAME = "quarry-resolutionrequest-resolver-label";
+
+export interface PrinterColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+export interface CustomResourceDefinition {
+  apiVersion: "apiextensions.k8s.io/v1";
+  kind: "CustomResourceDefinition";
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: {
+    group: string;
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      categories?: string[];
+      shortNames?: string[];
+    };
+    scope: "Namespaced" | "Cluster";
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      subresources?: { status?: Record<string, never> };
+      additionalPrinterColumns?: PrinterColumn[];
+      schema: { openAPIV3Schema: JSONSchemaProps };
+    }[];
+  };
+}
+
+/** A manifest object with the two fields every Kubernetes object has; the rest stays open. */
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  [field: string]: unknown;
+}
+
+const PART_OF = { "app.kubernetes.io/part-of": "quarry" };
+
+// Only v1beta1 is served: serving v1alpha1 needs a conversion webhook (strategy Webhook with the
+// lifecycle controller's service and CA bundle), which a chart must template; the conversion
+// functions in conversion.ts are ready for it.
+export function resolutionRequestCrd(): CustomResourceDefinition {
+  const succeeded = '.status.conditions[?(@.type=="Succeeded")]';
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: RESOLUTION_REQUEST_CRD_NAME, labels: { ...PART_OF } },
+    spec: {
+      group: RESOLUTION_GROUP,
+      names: {
+        kind: RESOLUTION_REQUEST_KIND,
+        listKind: `${RESOLUTION_REQUEST_KIND}List`,
+        plural: RESOLUTION_REQUEST_PLURAL,
+        singular: RESOLUTION_REQUEST_SINGULAR,
+        categories: ["tekton", "tekton-pipelines"],
+      },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1beta1",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: "Succeeded", type: "string", jsonPath: `${succeeded}.status` },
+            { name: "Reason", type: "string", jsonPath: `${succeeded}.reason` },
+            // Dots inside a label key are escaped in the apiserver's JSONPath.
+            {
+              name: "Resolver",
+              type: "string",
+              jsonPath: `.metadata.labels.${LABEL_RESOLVER_TYPE.replaceAll(".", "\\.")}`,
+            },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: { openAPIV3Schema: resolutionRequestSchema() },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Rejects, at admission and without a webhook server, a ResolutionRequest created with no
+ * resolver label. Controllers still fail such a request (MissingResolverLabel), since not every
+ * cluster installs the policy; namespaces labelled quarry.dev/admission-policy=disabled are exempt.
+ */
+export function resolverLabelPolicy(): Manifest[] {
+  const labelsOf = "has(object.metadata.labels) && ";
+  const nonEmpty = (key: string) =>
+    `'${key}' in object.metadata.labels && object.metadata.labels['${key}'] != ''`;
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name: RESOLVER_LABEL_POLICY_NAME, labels: { ...PART_OF } },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [RESOLUTION_GROUP],
+              apiVersions: ["*"],
+              operations: ["CREATE"],
+              resources: [RESOLUTION_REQUEST_PLURAL],
+            },
+          ],
+        },
+        validations: [
+          {
+            expression: `${labelsOf}((${nonEmpty(LABEL_RESOLVER_TYPE)}) || (${nonEmpty(LABEL_RESOLVER_ALIAS)}))`,
+            message: `a ResolutionRequest needs the label ${LABEL_RESOLVER_TYPE} (or its alias ${LABEL_RESOLVER_ALIAS}) naming its resolver`,
+            reason: "Invalid",
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name: RESOLVER_LABEL_POLICY_NAME, labels: { ...PART_OF } },
+      spec: {
+        policyName: RESOLVER_LABEL_POLICY_NAME,
+        validationActions: ["Deny"],
+        matchResources: {
+          namespaceSelector: {
+            matchExpressions: [
+              { key: LABEL_ADMISSION_POLICY, operator: "NotIn", values: [ADMISSION_POLICY_DISABLED] },
+            ],
+          },
+        },
+      },
+    },
+  ];
+}
+
+const HEADER = [
+  "# Generated by libs/api/src/gen-crds.ts from libs/api/src/schemas.ts and crds.ts. Do not edit:",
+  "# change the TypeScript and run `node libs/api/src/gen-crds.ts`.",
+].join("\n");
+
+/** Multi-document YAML, stable byte for byte for the same input. */
+export function toYaml(objects: readonly object[]): string {
+  const docs = objects.map((o) => dump(o, { noRefs: true, lineWidth: -1, sortKeys: false }));
+  return `${HEADER}\n${docs.map((d) => `---\n${d}`).join("")}`;
+}
+
+/** File name (relative to libs/api/crds/) → content, as the generator writes them. */
+export function generatedFiles(): Record<string, string> {
+  return {
+    [`${RESOLUTION_REQUEST_CRD_NAME}.yaml`]: toYaml([resolutionRequestCrd()]),
+    "resolutionrequest-policy.yaml": toYaml(resolverLabelPolicy()),
+  };
+}

@@ -1,0 +1,14 @@
+// @quarry/api: the shared vocabulary of Quarry's services (object shapes,
+// labels, reasons, schemas, CRDs and Tekton's request naming).
+export * from "./conditions.ts";
+export * from "./conversion.ts";
+export * from "./crds.ts";
+export * from "./fnv.ts";
+export { compareGoStrings, goJsonMarshal } from "./gojson.ts";
+export * from "./labels.ts";
+export * from "./naming.ts";
+export * from "./reasons.ts";
+export type * from "./schema-types.ts";
+export * from "./schemas.ts";
+export * from "./types.ts";
+export * from "./validate.ts";

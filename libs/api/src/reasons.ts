@@ -1,0 +1,37 @@
+// Condition type and reasons. Quarry keeps Tekton's coarse reasons on the
+// Succeeded condition (so Tekton clients keep working) and puts its finer
+// reason in status.annotations["quarry.dev/reason"].
+
+export const CONDITION_SUCCEEDED = "Succeeded";
+
+/** Tekton's reasons for a ResolutionRequest's Succeeded condition. */
+export const TektonReason = {
+  ResolutionInProgress: "ResolutionInProgress",
+  ResolutionFailed: "ResolutionFailed",
+  ResolutionTimedOut: "ResolutionTimedOut",
+} as const;
+export type TektonReason = (typeof TektonReason)[keyof typeof TektonReason];
+
+export const REASON_RESOLUTION_IN_PROGRESS = TektonReason.ResolutionInProgress;
+export const REASON_RESOLUTION_FAILED = TektonReason.ResolutionFailed;
+export const REASON_RESOLUTION_TIMED_OUT = TektonReason.ResolutionTimedOut;
+
+/** Quarry's finer reasons, written to status.annotations["quarry.dev/reason"]. */
+export const QuarryReason = {
+  InvalidParams: "InvalidParams",
+  NotFound: "NotFound",
+  Forbidden: "Forbidden",
+  TooLarge: "TooLarge",
+  UnsupportedKind: "UnsupportedKind",
+  SourceUnavailable: "SourceUnavailable",
+  NoResolver: "NoResolver",
+  MissingResolverLabel: "MissingResolverLabel",
+  InvalidRequest: "InvalidRequest",
+} as const;
+export type QuarryReason = (typeof QuarryReason)[keyof typeof QuarryReason];
+
+const quarryReasons: ReadonlySet<string> = new Set(Object.values(QuarryReason));
+
+export function isQuarryReason(value: unknown): value is QuarryReason {
+  return typeof value === "string" && quarryReasons.has(value);
+}

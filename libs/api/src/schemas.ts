@@ -1,0 +1,140 @@
+// OpenAPI v3 schemas of ResolutionRequest v1beta1, valid as a structural CRD
+// schema (every node typed, except the one preserve-unknown-fields node) and
+// cheap enough for the apiserver's CEL cost estimator (every list and string a
+// CEL rule walks has a bound).
+//
+// spec.params[].value is a string, an array of strings or an object of strings.
+// A structural schema cannot express that union (no `type` inside anyOf), so
+// the CRD only preserves the value and controllers check it with ajv, through
+// the stricter schema controllerSpecSchema() builds.
+import type { JSONSchemaProps } from "./schema-types.ts";
+
+/** Bounds the CEL uniqueness rule's O(n²) cost; Tekton resolvers take a handful of params. */
+export const MAX_PARAMS = 128;
+/** Kubernetes' limit for a name-like string. */
+export const MAX_PARAM_NAME_LENGTH = 253;
+export const MAX_CONDITIONS = 16;
+
+export const PARAM_VALUE_MESSAGE = "must be a string, an array of strings, or an object of strings";
+
+const stringMap = (description: string): JSONSchemaProps => ({
+  type: "object",
+  description,
+  additionalProperties: { type: "string" },
+});
+
+const refSource = (description: string): JSONSchemaProps => ({
+  type: "object",
+  description,
+  properties: {
+    uri: { type: "string", description: "Where the content came from, e.g. git+https://host/repo.git." },
+    digest: stringMap('Algorithm to hex digest, e.g. {"sha1": "<hex>"}.'),
+    entryPoint: { type: "string", description: "Path or name inside the source." },
+  },
+});
+
+export function resolutionRequestSpecSchema(): JSONSchemaProps {
+  return {
+    type: "object",
+    description: "What to resolve: params for the resolver named by the resolution.tekton.dev/type label.",
+    properties: {
+      params: {
+        type: "array",
+        description: "Runtime parameters for the resolver. Names are unique.",
+        maxItems: MAX_PARAMS,
+        "x-kubernetes-list-type": "atomic",
+        items: {
+          type: "object",
+          required: ["name", "value"],
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: MAX_PARAM_NAME_LENGTH },
+            value: {
+              description: "A string, an array of strings, or an object of strings.",
+              "x-kubernetes-preserve-unknown-fields": true,
+            },
+          },
+        },
+      },
+      url: { type: "string", description: "A URL naming the resource to resolve (alpha in Tekton)." },
+    },
+    "x-kubernetes-validations": [
+      {
+        rule: "!has(self.params) || self.params.all(p, self.params.exists_one(q, q.name == p.name))",
+        message: "param names must be unique",
+        fieldPath: ".params",
+        reason: "FieldValueDuplicate",
+      },
+    ],
+  };
+}
+
+export function resolutionRequestStatusSchema(): JSONSchemaProps {
+  return {
+    type: "object",
+    description: "Outcome of the request.",
+    properties: {
+      conditions: {
+        type: "array",
+        description: "Succeeded: Unknown while resolving, then True or False.",
+        maxItems: MAX_CONDITIONS,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        items: {
+          type: "object",
+          required: ["type", "status"],
+          properties: {
+            type: { type: "string" },
+            status: { type: "string", enum: ["True", "False", "Unknown"] },
+            reason: { type: "string" },
+            message: { type: "string" },
+            lastTransitionTime: { type: "string", format: "date-time" },
+            severity: { type: "string" },
+          },
+        },
+      },
+      observedGeneration: { type: "integer", format: "int64" },
+      annotations: stringMap("Resolver metadata, and Quarry's finer reason under quarry.dev/reason."),
+      data: { type: "string", description: "Base64 (standard) of the resolved bytes." },
+      refSource: refSource("Where the resolved content came from."),
+      source: refSource("Deprecated mirror of refSource, for old clients."),
+    },
+  };
+}
+
+/** Root schema of the v1beta1 CRD version. */
+export function resolutionRequestSchema(): JSONSchemaProps {
+  return {
+    type: "object",
+    description: "A request to a resolver for the content of a remote resource, e.g. a Task's YAML.",
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: resolutionRequestSpecSchema(),
+      status: resolutionRequestStatusSchema(),
+    },
+  };
+}
+
+/**
+ * The spec schema controllers validate with: the CRD's, plus the param value union that a
+ * structural schema cannot state. `quarryMessage` replaces ajv's per-branch errors with one line.
+ */
+export function controllerSpecSchema(): JSONSchemaProps {
+  const schema = resolutionRequestSpecSchema();
+  const props = schema.properties?.params?.items?.properties;
+  if (props?.value) {
+    // Not a fresh literal, so the keys JSONSchemaProps lacks (anyOf, quarryMessage) are allowed.
+    const strictValue = {
+      ...props.value,
+      anyOf: [
+        { type: "string" },
+        { type: "array", items: { type: "string" } },
+        { type: "object", additionalProperties: { type: "string" } },
+      ],
+      quarryMessage: PARAM_VALUE_MESSAGE,
+    };
+    props.value = strictValue;
+  }
+  return schema;
+}

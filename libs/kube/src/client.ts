@@ -1,0 +1,210 @@
+// A small generic REST client over @kubernetes/client-node's KubeConfig: the
+// library handles kubeconfig/in-cluster loading and authentication; this file
+// adds what controllers need and the generated clients make awkward: any
+// resource and subresource by path, JSON merge patch, and watches as async
+// generators with an AbortSignal.
+import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
+import { type Dispatcher, fetch } from "undici";
+import { ApiError } from "./errors.ts";
+import { type ResourceType, resourcePath } from "./resources.ts";
+
+/** The part of any Kubernetes object the runtime relies on (no index signature, so typed API objects fit). */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    generateName?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  metadata: { resourceVersion?: string; continue?: string };
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+export interface WatchEvent<T> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion?: string;
+  timeoutSeconds?: number;
+  allowWatchBookmarks?: boolean;
+}
+
+interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  signal?: AbortSignal;
+}
+
+interface Auth {
+  headers: Record<string, string>;
+  dispatcher: Dispatcher | undefined;
+  at: number;
+}
+
+/** How long authentication material is reused before re-reading (rotated tokens). */
+const AUTH_TTL_MS = 60_000;
+
+export class KubeClient {
+  readonly kubeConfig: KubeConfig;
+  readonly server: string;
+  private auth: Promise<Auth> | undefined;
+
+  constructor(kubeConfig: KubeConfig) {
+    this.kubeConfig = kubeConfig;
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    this.server = cluster.server.replace(/\/$/, "");
+  }
+
+  /** KUBECONFIG / ~/.kube/config, or the in-cluster service account. */
+  static fromEnvironment(kubeconfigPath?: string): KubeClient {
+    const kc = new KubeConfig();
+    if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+    else kc.loadFromDefault();
+    return new KubeClient(kc);
+  }
+
+  private async authentication(): Promise<Auth> {
+    const cached = this.auth ? await this.auth : undefined;
+    if (cached && Date.now() - cached.at < AUTH_TTL_MS) return cached;
+    const pending = (async (): Promise<Auth> => {
+      const ctx = new RequestContext(this.server, HttpMethod.GET);
+      await this.kubeConfig.applySecurityAuthentication(ctx);
+      const headers: Record<string, string> = { ...ctx.getHeaders() };
+      return { headers, dispatcher: ctx.getDispatcher() as Dispatcher | undefined, at: Date.now() };
+    })();
+    this.auth = pending;
+    pending.catch(() => {
+      if (this.auth === pending) this.auth = undefined;
+    });
+    return pending;
+  }
+
+  private async send(method: string, path: string, opts: RequestOptions = {}) {
+    const { headers: authHeaders, dispatcher } = await this.authentication();
+    const url = new URL(this.server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const headers: Record<string, string> = { ...authHeaders, Accept: "application/json" };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers["Content-Type"] = opts.contentType ?? "application/json";
+      body = JSON.stringify(opts.body);
+    }
+    const res = await fetch(url, { method, headers, body, dispatcher, signal: opts.signal });
+    if (!res.ok) {
+      const text = await res.text();
+      let reason: string | undefined;
+      let message = `${method} ${path}: HTTP ${res.status}`;
+      try {
+        const status = JSON.parse(text) as { reason?: string; message?: string };
+        reason = status.reason;
+        if (status.message) message = `${message}: ${status.message}`;
+      } catch {
+        if (text) message = `${message}: ${text.slice(0, 200)}`;
+      }
+      throw new ApiError(res.status, reason, message);
+    }
+    return res;
+  }
+
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.send(method, path, opts);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  get<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string, signal?: AbortSignal) {
+    return this.request<T>("GET", resourcePath(rt, namespace, name), { signal });
+  }
+
+  list<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}) {
+    return this.request<ObjectList<T>>("GET", resourcePath(rt, namespace), { query: { ...opts } });
+  }
+
+  create<T extends KubeObject>(rt: ResourceType, obj: T, subresourceOf?: { name: string; subresource: string }) {
+    const ns = obj.metadata.namespace;
+    const path = subresourceOf
+      ? resourcePath(rt, ns, subresourceOf.name, subresourceOf.subresource)
+      : resourcePath(rt, ns);
+    return this.request<T>("POST", path, { body: obj });
+  }
+
+  /** RFC 7386 merge patch (never strategic merge: custom resources do not support it). */
+  mergePatch<T extends KubeObject>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    subresource?: string,
+  ) {
+    return this.request<T>("PATCH", resourcePath(rt, namespace, name, subresource), {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  replace<T extends KubeObject>(rt: ResourceType, obj: T, subresource?: string) {
+    return this.request<T>("PUT", resourcePath(rt, obj.metadata.namespace, obj.metadata.name, subresource), {
+      body: obj,
+    });
+  }
+
+  async delete(rt: ResourceType, namespace: string | undefined, name: string, body?: unknown): Promise<void> {
+    await this.request("DELETE", resourcePath(rt, namespace, name), { body });
+  }
+
+  /**
+   * One watch request as an async generator. It ends when the server closes
+   * the stream or the signal aborts; errors (including HTTP 410) are thrown.
+   * Restarting, relisting and stall detection are the informer's job.
+   */
+  async *watch<T>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    opts: WatchOptions,
+    signal: AbortSignal,
+  ): AsyncGenerator<WatchEvent<T>> {
+    const res = await this.send("GET", resourcePath(rt, namespace), {
+      query: { ...opts, watch: true },
+      signal,
+    });
+    if (!res.body) return;
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const chunk of res.body) {
+      buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+      let nl = buffered.indexOf("\n");
+      while (nl >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line) yield JSON.parse(line) as WatchEvent<T>;
+        nl = buffered.indexOf("\n");
+      }
+    }
+  }
+}

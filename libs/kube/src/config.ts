@@ -1,0 +1,83 @@
+// A service's ConfigMap, watched live. A change that parses replaces the
+// config; a malformed one keeps the last good config, logs the error and
+// raises a Warning Event on the ConfigMap, so a typo never stops a controller.
+import type { Logger } from "@quarry/observability";
+import type { KubeClient, KubeObject } from "./client.ts";
+import { errorMessage } from "./controller.ts";
+import type { EventRecorder } from "./events.ts";
+import { Informer } from "./informer.ts";
+import { configMaps } from "./resources.ts";
+
+export interface ConfigMapObject extends KubeObject {
+  data?: Record<string, string>;
+}
+
+/** Thrown by a parser; names the key at fault. */
+export class ConfigError extends Error {
+  readonly key: string;
+  constructor(key: string, message: string) {
+    super(`${key}: ${message}`);
+    this.name = "ConfigError";
+    this.key = key;
+  }
+}
+
+export interface LiveConfigOptions<T> {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  defaults: T;
+  parse: (data: Record<string, string>, defaults: T) => T;
+  log: Logger;
+  recorder: EventRecorder;
+}
+
+export class LiveConfig<T> {
+  readonly informer: Informer<ConfigMapObject>;
+  private value: T;
+  private readonly listeners: ((config: T) => void)[] = [];
+  private readonly opts: LiveConfigOptions<T>;
+
+  constructor(opts: LiveConfigOptions<T>) {
+    this.opts = opts;
+    this.value = opts.defaults;
+    this.informer = new Informer<ConfigMapObject>(opts.client, configMaps, {
+      log: opts.log,
+      namespace: opts.namespace,
+      fieldSelector: `metadata.name=${opts.name}`,
+      resyncMs: 0,
+    });
+    this.informer.on({
+      onAdd: (cm) => this.load(cm),
+      onUpdate: (_old, cm) => this.load(cm),
+      onDelete: () => this.set(opts.defaults, "config map deleted, using defaults"),
+    });
+  }
+
+  current(): T {
+    return this.value;
+  }
+
+  onChange(fn: (config: T) => void): void {
+    this.listeners.push(fn);
+  }
+
+  private load(cm: ConfigMapObject): void {
+    let next: T;
+    try {
+      next = this.opts.parse(cm.data ?? {}, this.opts.defaults);
+    } catch (err) {
+      const message = `invalid config in ConfigMap ${this.opts.namespace}/${this.opts.name}, keeping the last good config: ${errorMessage(err)}`;
+      this.opts.log.error({ configMap: this.opts.name, err: errorMessage(err) }, message);
+      this.opts.recorder.record(cm, "Warning", "InvalidConfig", message);
+      return;
+    }
+    this.set(next, "config loaded");
+  }
+
+  private set(next: T, why: string): void {
+    this.value = next;
+    this.opts.log.info({ configMap: this.opts.name, config: next }, why);
+    for (const fn of this.listeners) fn(next);
+  }
+}

@@ -1,0 +1,102 @@
+// A controller: a keyed work queue, N workers, and a reconciler that is
+// called with keys only and reads state from informer caches. The outcome
+// taxonomy follows knative: done, requeue-after, transient error (backoff),
+// permanent error (drop).
+import type { Logger } from "@quarry/observability";
+import { PermanentError } from "./errors.ts";
+import type { InformerHandlers } from "./informer.ts";
+import { objectKey } from "./informer.ts";
+import type { KubeObject } from "./client.ts";
+import { runWorkers, WorkQueue } from "./workqueue.ts";
+
+export interface ReconcileOutcome {
+  /** Reconcile again after this long (e.g. a deadline); never sleep inside reconcile. */
+  requeueAfterMs?: number;
+}
+
+export interface Reconciler {
+  reconcile(key: string): Promise<ReconcileOutcome | undefined | void>;
+}
+
+export interface ControllerOptions {
+  name: string;
+  reconciler: Reconciler;
+  log: Logger;
+  concurrency?: number;
+  queue?: WorkQueue;
+  onDepth?: (depth: number) => void;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly reconciler: Reconciler;
+  private readonly log: Logger;
+  private readonly concurrency: number;
+  private workers: Promise<void> | undefined;
+
+  constructor(opts: ControllerOptions) {
+    this.name = opts.name;
+    this.reconciler = opts.reconciler;
+    this.log = opts.log.child({ controller: opts.name });
+    this.concurrency = opts.concurrency ?? 4;
+    this.queue = opts.queue ?? new WorkQueue({ onDepth: opts.onDepth });
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  enqueueSlow(key: string): void {
+    this.queue.addSlow(key);
+  }
+
+  enqueueAfter(key: string, ms: number): void {
+    this.queue.addAfter(key, ms);
+  }
+
+  /** Informer handlers that enqueue the object's key (resyncs go to the slow lane). */
+  handlers<T extends KubeObject>(filter: (obj: T) => boolean = () => true): InformerHandlers<T> {
+    return {
+      onAdd: (obj) => filter(obj) && this.enqueue(objectKey(obj)),
+      onUpdate: (_old, obj) => filter(obj) && this.enqueue(objectKey(obj)),
+      onDelete: (obj) => this.enqueue(objectKey(obj)),
+      onResync: (obj) => filter(obj) && this.enqueueSlow(objectKey(obj)),
+    };
+  }
+
+  start(): void {
+    if (this.workers) return;
+    this.workers = runWorkers(this.queue, this.concurrency, (key) => this.process(key), {
+      onError: (key, err) => {
+        this.log.warn({ key, err: errorMessage(err), retries: this.queue.numRequeues(key) }, "reconcile failed, retrying");
+      },
+    });
+  }
+
+  /** Stops handing out keys and waits for in-flight reconciles to finish. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.workers;
+  }
+
+  private async process(key: string): Promise<void> {
+    let outcome: ReconcileOutcome | undefined | void;
+    try {
+      outcome = await this.reconciler.reconcile(key);
+    } catch (err) {
+      if (err instanceof PermanentError) {
+        this.log.error({ key, err: err.message }, "reconcile failed permanently, dropping key");
+        this.queue.forget(key);
+        return;
+      }
+      throw err; // runWorkers requeues with backoff
+    }
+    this.queue.forget(key);
+    if (outcome?.requeueAfterMs !== undefined) this.queue.addAfter(key, outcome.requeueAfterMs);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,21 @@
+export { ExponentialBackoff, RetryDelay } from "./backoff.ts";
+export { type KubeObject, KubeClient, type ListOptions, type ObjectList, type WatchEvent } from "./client.ts";
+export { type Clock, FakeClock, realClock } from "./clock.ts";
+export { type ConfigMapObject, ConfigError, LiveConfig } from "./config.ts";
+export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
+export { formatDuration, parseDuration } from "./duration.ts";
+export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";
+export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
+export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
+export { changedFields, lockedMergePatch, patchStatus } from "./patch.ts";
+export {
+  apiVersionOf,
+  configMaps,
+  events,
+  namespaces,
+  type ResourceType,
+  resolutionRequests,
+  resourcePath,
+} from "./resources.ts";
+export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
+export { runWorkers, WorkQueue } from "./workqueue.ts";

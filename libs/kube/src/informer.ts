@@ -1,0 +1,274 @@
+// List+watch cache of one resource type. The supervisor loop never gives up:
+// any watch error restarts the watch with capped, jittered backoff from the
+// last seen resourceVersion; "410 Gone" (or an ERROR event carrying 410)
+// relists and diffs the cache so no add, change or delete is missed; a
+// watchdog restarts a watch that went silent (no event or bookmark); a
+// periodic resync hands every cached object to the slow lane.
+import type { Logger } from "@quarry/observability";
+import { RetryDelay } from "./backoff.ts";
+import type { KubeClient, KubeObject, WatchEvent } from "./client.ts";
+import { ApiError } from "./errors.ts";
+import type { ResourceType } from "./resources.ts";
+
+export interface InformerHandlers<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, obj: T): void;
+  onDelete?(obj: T): void;
+  /** Periodic resync of every cached object; route it to a slow lane. */
+  onResync?(obj: T): void;
+}
+
+export interface InformerOptions {
+  log: Logger;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Period of the slow-lane resync; 0 disables it. */
+  resyncMs?: number;
+  /** A watch with no event (bookmarks count) for this long is restarted. */
+  watchdogMs?: number;
+  /** Server-side watch timeout, randomised up to 2x so replicas don't reconnect in step. */
+  watchTimeoutSeconds?: number;
+  pageSize?: number;
+}
+
+export function objectKey(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name}` : `${name}`;
+}
+
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf("/");
+  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+class GoneError extends Error {}
+class StalledError extends Error {}
+
+export class Informer<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private readonly stopController = new AbortController();
+  private readonly retry = new RetryDelay({ baseMs: 200, maxMs: 30_000 });
+  private loop: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private resourceVersion = "";
+  private lastError: string | undefined;
+
+  private readonly client: KubeClient;
+  private readonly rt: ResourceType;
+  private readonly opts: InformerOptions;
+
+  constructor(client: KubeClient, rt: ResourceType, opts: InformerOptions) {
+    this.client = client;
+    this.rt = rt;
+    this.opts = opts;
+  }
+
+  on(handlers: InformerHandlers<T>): this {
+    this.handlers.push(handlers);
+    return this;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.run();
+    const resyncMs = this.opts.resyncMs ?? 10 * 60_000;
+    if (resyncMs > 0) {
+      this.resyncTimer = setInterval(() => {
+        for (const obj of this.cache.values()) for (const h of this.handlers) h.onResync?.(obj);
+      }, resyncMs);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopController.abort();
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await this.loop;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Running means the supervisor loop is alive; a failing watch is still running (it retries). */
+  isRunning(): boolean {
+    return this.loop !== undefined && !this.stopController.signal.aborted;
+  }
+
+  status(): { synced: boolean; objects: number; lastError?: string } {
+    return { synced: this.synced, objects: this.cache.size, lastError: this.lastError };
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.cache.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  getByKey(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  private get log(): Logger {
+    return this.opts.log;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopController.signal;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.relist();
+          needList = false;
+        }
+        await this.watchOnce();
+        this.retry.reset();
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof GoneError) {
+          this.log.info({ resource: this.rt.plural }, "watch expired (410), relisting");
+          needList = true;
+          continue;
+        }
+        this.lastError = err instanceof Error ? err.message : String(err);
+        const delay = this.retry.next();
+        if (err instanceof StalledError) {
+          this.log.warn({ resource: this.rt.plural }, "watch stalled, restarting");
+        } else {
+          this.log.warn({ resource: this.rt.plural, err: this.lastError, retryInMs: delay }, "list/watch failed");
+        }
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let rv = "";
+    do {
+      const page = await this.client.list<T>(this.rt, this.opts.namespace, {
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
+        limit: this.opts.pageSize ?? 500,
+        continue: cont,
+      });
+      for (const item of page.items) {
+        // list items omit apiVersion/kind; restore them so consumers see whole objects
+        item.apiVersion ??= this.rt.group ? `${this.rt.group}/${this.rt.version}` : this.rt.version;
+        item.kind ??= this.rt.kind;
+        fresh.set(objectKey(item), item);
+      }
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion ?? "";
+    } while (cont);
+    // diff against the cache: deletions missed while disconnected surface here
+    for (const [key, old] of this.cache) {
+      if (!fresh.has(key)) {
+        this.cache.delete(key);
+        for (const h of this.handlers) h.onDelete?.(old);
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.cache.get(key);
+      this.cache.set(key, obj);
+      if (!old) for (const h of this.handlers) h.onAdd?.(obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+        for (const h of this.handlers) h.onUpdate?.(old, obj);
+    }
+    this.resourceVersion = rv;
+    this.lastError = undefined;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private async watchOnce(): Promise<void> {
+    const watchAbort = new AbortController();
+    const onStop = () => watchAbort.abort();
+    this.stopController.signal.addEventListener("abort", onStop, { once: true });
+    const watchdogMs = this.opts.watchdogMs ?? 5 * 60_000;
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const feedWatchdog = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        watchAbort.abort();
+      }, watchdogMs);
+    };
+    const base = this.opts.watchTimeoutSeconds ?? 300;
+    try {
+      feedWatchdog();
+      const events = this.client.watch<T>(
+        this.rt,
+        this.opts.namespace,
+        {
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: Math.floor(base * (1 + Math.random())),
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+        },
+        watchAbort.signal,
+      );
+      for await (const event of events) {
+        feedWatchdog();
+        this.apply(event);
+      }
+    } catch (err) {
+      if (stalled) throw new StalledError("watch stalled");
+      if (err instanceof ApiError && err.isGone) throw new GoneError(err.message);
+      throw err;
+    } finally {
+      clearTimeout(watchdog);
+      this.stopController.signal.removeEventListener("abort", onStop);
+    }
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    if (event.type === "ERROR") {
+      const status = event.object as unknown as { code?: number; message?: string };
+      if (status.code === 410) throw new GoneError(status.message ?? "resourceVersion too old");
+      throw new Error(`watch error: ${status.message ?? JSON.stringify(status)}`);
+    }
+    const rv = event.object.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (event.type === "BOOKMARK") return;
+    const key = objectKey(event.object);
+    const old = this.cache.get(key);
+    if (event.type === "DELETED") {
+      this.cache.delete(key);
+      for (const h of this.handlers) h.onDelete?.(old ?? event.object);
+      return;
+    }
+    this.cache.set(key, event.object);
+    if (old) for (const h of this.handlers) h.onUpdate?.(old, event.object);
+    else for (const h of this.handlers) h.onAdd?.(event.object);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

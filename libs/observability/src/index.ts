@@ -1,0 +1,18 @@
+export type { Attributes, Context, Meter, Span, Tracer } from "@opentelemetry/api";
+export { createLogger, type Logger, type LoggerConfig } from "./logger.ts";
+export { type Metrics, SECONDS_BUCKETS, setupMetrics } from "./metrics.ts";
+export {
+  type Check,
+  type CheckResult,
+  type OpsServer,
+  type OpsServerOptions,
+  startOpsServer,
+} from "./server.ts";
+export { onShutdown, type ShutdownOptions } from "./shutdown.ts";
+export {
+  contextFromTraceparent,
+  currentTraceparent,
+  setupTracing,
+  type Tracing,
+  withSpan,
+} from "./tracing.ts";

@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { SECONDS_BUCKETS, setupMetrics } from "./metrics.ts";
+
+test("renders instruments under the exact ARCHITECTURE names", async (t) => {
+  const m = setupMetrics("test-service");
+  t.after(() => m.shutdown());
+
+  // Named with _total already: kept as is. Named without: the exporter appends _total.
+  m.meter.createCounter("quarry_test_total", { description: "test counter" }).add(1, { type: "git" });
+  m.meter.createCounter("quarry_bare").add(2, { type: "oci" });
+  const duration = m.meter.createHistogram("quarry_resolution_duration_seconds", {
+    description: "resolution duration",
+    unit: "s",
+    advice: { explicitBucketBoundaries: [...SECONDS_BUCKETS] },
+  });
+  duration.record(0.3, { type: "git", outcome: "success" });
+  duration.record(2, { type: "git", outcome: "success" });
+  m.meter.createUpDownCounter("quarry_requests_inflight").add(2, { type: "git" });
+  m.meter
+    .createObservableGauge("quarry_workqueue_depth")
+    .addCallback((r) => r.observe(3, { controller: "resolution" }));
+
+  const text = await m.render();
+  const lines = text.split("\n");
+  const has = (line: string) => assert.ok(lines.includes(line), `missing line ${line} in:\n${text}`);
+
+  has("# TYPE quarry_test_total counter");
+  has('quarry_test_total{type="git"} 1');
+  has('quarry_bare_total{type="oci"} 2');
+  has("# TYPE quarry_resolution_duration_seconds histogram");
+  has('quarry_resolution_duration_seconds_count{type="git",outcome="success"} 2');
+  has('quarry_resolution_duration_seconds_sum{type="git",outcome="success"} 2.3');
+  has('quarry_resolution_duration_seconds_bucket{type="git",outcome="success",le="0.25"} 0');
+  has('quarry_resolution_duration_seconds_bucket{type="git",outcome="success",le="0.5"} 1');
+  has('quarry_resolution_duration_seconds_bucket{type="git",outcome="success",le="2.5"} 2');
+  has('quarry_resolution_duration_seconds_bucket{type="git",outcome="success",le="+Inf"} 2');
+  has("# TYPE quarry_requests_inflight gauge");
+  has('quarry_requests_inflight{type="git"} 2');
+  has('quarry_workqueue_depth{controller="resolution"} 3');
+  assert.doesNotMatch(text, /otel_scope/, "no scope labels on series");
+  assert.doesNotMatch(text, /_seconds_seconds|_total_total/);
+  assert.match(text, /^target_info\{.*service_name="test-service"/m);
+});

@@ -1,0 +1,74 @@
+import { fastify } from "fastify";
+import type { Logger } from "./logger.ts";
+import type { Metrics } from "./metrics.ts";
+
+export type CheckResult = boolean | { ok: boolean; detail?: string };
+export type Check = () => CheckResult | Promise<CheckResult>;
+
+export interface OpsServerOptions {
+  port: number;
+  host?: string;
+  log: Logger;
+  metrics: Pick<Metrics, "render">;
+  checks: {
+    /** Liveness: process alive, informers running. */
+    healthy: Check;
+    /** Readiness: caches synced, holds or awaits buckets. */
+    ready: Check;
+  };
+}
+
+export interface OpsServer {
+  /** The bound port (useful with port 0). */
+  port: number;
+  close(): Promise<void>;
+}
+
+const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** Serves /healthz, /readyz and /metrics for kubelet probes and Prometheus scrapes. */
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  const { log, metrics, checks } = options;
+  const opsLog = log.child({ component: "ops-server" });
+  // Probes hit this every few seconds: fastify's per-request info lines would drown the
+  // controller's logs, so it only gets to say warn and above.
+  const app = fastify({ loggerInstance: opsLog.child({}, { level: atLeastWarn(opsLog) }) });
+
+  app.get("/healthz", async (_req, reply) => probe(reply, checks.healthy));
+  app.get("/readyz", async (_req, reply) => probe(reply, checks.ready));
+  app.get("/metrics", async (_req, reply) => {
+    reply.type(PROMETHEUS_CONTENT_TYPE);
+    return metrics.render();
+  });
+
+  await app.listen({ port: options.port, host: options.host ?? "0.0.0.0" });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  opsLog.info({ port }, "ops server listening");
+  return { port, close: () => app.close() };
+}
+
+interface Reply {
+  code(status: number): unknown;
+}
+
+async function probe(reply: Reply, check: Check): Promise<{ status: string; detail?: string }> {
+  let ok: boolean;
+  let detail: string | undefined;
+  try {
+    const result = await check();
+    ok = typeof result === "boolean" ? result : result.ok;
+    detail = typeof result === "boolean" ? undefined : result.detail;
+  } catch (err) {
+    // A check that throws is a failed check, not a 500: the probe semantics stay "not ok".
+    ok = false;
+    detail = err instanceof Error ? err.message : String(err);
+  }
+  reply.code(ok ? 200 : 503);
+  const body = { status: ok ? "ok" : "unavailable" };
+  return detail === undefined ? body : { ...body, detail };
+}
+
+function atLeastWarn(log: Logger): string {
+  return log.levelVal >= log.levels.values.warn! ? log.level : "warn";
+}

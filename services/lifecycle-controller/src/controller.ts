@@ -1,0 +1,77 @@
+// Turns lifecycle decisions into writes: the canonical label (metadata patch)
+// and conditions (status patch), both under optimistic locking. On a conflict
+// the decision is recomputed from the latest object, so a resolver's write
+// that raced ours is never overwritten.
+import { ANNOTATION_TRACEPARENT, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
+import {
+  type EventRecorder,
+  type Informer,
+  type KubeClient,
+  lockedMergePatch,
+  patchStatus,
+  type ReconcileOutcome,
+  type Reconciler,
+  resolutionRequests,
+} from "@quarry/kube";
+import { contextFromTraceparent, type Logger, withSpan } from "@quarry/observability";
+import type { LifecycleConfig } from "./config.ts";
+import { decide } from "./reconcile.ts";
+
+export interface LifecycleDeps {
+  client: KubeClient;
+  requests: Informer<ResolutionRequest>;
+  config: () => LifecycleConfig;
+  recorder: EventRecorder;
+  log: Logger;
+  now?: () => number;
+}
+
+export class LifecycleReconciler implements Reconciler {
+  private readonly deps: LifecycleDeps;
+
+  constructor(deps: LifecycleDeps) {
+    this.deps = deps;
+  }
+
+  async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
+    const cached = this.deps.requests.getByKey(key);
+    if (!cached) return undefined; // deleted: nothing to do
+    const parent = contextFromTraceparent(cached.metadata.annotations?.[ANNOTATION_TRACEPARENT]);
+    return withSpan("lifecycle.reconcile", parent, { "quarry.request": key }, () => this.reconcileRequest(cached));
+  }
+
+  private async reconcileRequest(cached: ResolutionRequest): Promise<ReconcileOutcome | undefined> {
+    const { client, recorder, log } = this.deps;
+    const world = () => ({ now: (this.deps.now ?? Date.now)(), config: this.deps.config() });
+    let rr = cached;
+    const first = decide(rr, world());
+
+    if (first.canonicalLabel) {
+      const updated = await lockedMergePatch(client, resolutionRequests, rr, (latest) => {
+        const label = decide(latest, world()).canonicalLabel;
+        return label ? { metadata: { labels: { [LABEL_RESOLVER_TYPE]: label } } } : undefined;
+      });
+      if (updated) {
+        log.info({ key: keyOf(rr), type: first.canonicalLabel }, "set canonical resolver label");
+        rr = updated;
+      }
+    }
+
+    let applied: ReturnType<typeof decide> | undefined;
+    const written = await patchStatus(client, resolutionRequests, rr, (latest) => {
+      applied = decide(latest, world());
+      return applied.status;
+    });
+    const outcome = applied ?? first;
+    if (written) {
+      const cond = written.status?.conditions?.find((c) => c.type === "Succeeded");
+      log.info({ key: keyOf(rr), status: cond?.status, reason: cond?.reason }, "request condition updated");
+      if (outcome.event) recorder.record(written, outcome.event.type, outcome.event.reason, outcome.event.message);
+    }
+    return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
+  }
+}
+
+function keyOf(rr: ResolutionRequest): string {
+  return `${rr.metadata.namespace}/${rr.metadata.name}`;
+}

@@ -1,0 +1,25 @@
+// lifecycle-controller: initialises, completes and times out ResolutionRequests.
+import type { ResolutionRequest } from "@quarry/api";
+import { resolutionRequests, ServiceRuntime } from "@quarry/kube";
+import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
+import { LifecycleReconciler } from "./controller.ts";
+
+const runtime = new ServiceRuntime("lifecycle-controller");
+const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig);
+const requests = runtime.informer<ResolutionRequest>(resolutionRequests);
+const controller = runtime.controller(
+  "lifecycle",
+  new LifecycleReconciler({
+    client: runtime.client,
+    requests,
+    config: () => config.current(),
+    recorder: runtime.recorder,
+    log: runtime.log,
+  }),
+);
+requests.on(controller.handlers());
+// a new timeout moves every pending deadline: re-decide them all
+config.onChange(() => {
+  for (const rr of requests.list()) controller.enqueue(`${rr.metadata.namespace}/${rr.metadata.name}`);
+});
+await runtime.run();
