@@ -17,11 +17,8 @@ test("streaming updates equal one update of the concatenation", () => {
 });
 
 test("the digest keeps leading zero bytes", () => {
-  // Find an input whose hash starts with a zero byte, then check both renderings keep it.
-  let i = 0;
-  while (!fnv128a(String(i)).startsWith("00")) i++;
-  const h = new Fnv128a().update(String(i));
-  assert.equal(h.hex().length, 32);
+  const h = new Fnv128a().update("2436000"); // Go: 0005d3df504ff78ce98c68b7cfb1a0ce
+  assert.equal(h.hex(), "0005d3df504ff78ce98c68b7cfb1a0ce");
   assert.equal(h.digest()[0], 0);
   assert.equal(Buffer.from(h.digest()).toString("hex"), h.hex());
 });

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { canonicalResolverName, LABEL_RESOLVER_ALIAS, LABEL_RESOLVER_TYPE, resolverTypeOf } from "./labels.ts";
+import {
+  canonicalResolverName,
+  LABEL_RESOLVER_ALIAS,
+  LABEL_RESOLVER_TYPE,
+  resolverTypeOf,
+} from "./labels.ts";
 
 test("canonical label wins and needs no patch", () => {
   assert.deepEqual(resolverTypeOf({ [LABEL_RESOLVER_TYPE]: "git", [LABEL_RESOLVER_ALIAS]: "bundle" }), {

@@ -18,7 +18,10 @@ test("Tekton's vectors: prefix, base, params, url", () => {
   assert.equal(deterministicRequestName("", "base", {}), "-6989337ae0757277b806e97e86444ef0");
   assert.equal(deterministicRequestName("", "", { params: golden }), "-52921b17d3c2930a34419c618d6af0e9");
   assert.equal(deterministicRequestName("", "", { url }), "-dcfaf53735f4a84a3e319e17352940b4");
-  assert.equal(deterministicRequestName("prefix", "base", { params: golden }), "prefix-ba2f256f318de7f4154da577c283cb9e");
+  assert.equal(
+    deterministicRequestName("prefix", "base", { params: golden }),
+    "prefix-ba2f256f318de7f4154da577c283cb9e",
+  );
   assert.equal(
     deterministicRequestName("prefix", "base", { params: golden, url }),
     "prefix-ff25bd24688ab610bdc530a5ab3aabbd",
