@@ -61,8 +61,9 @@ export function resolutionRequestSpecSchema(): JSONSchemaProps {
       {
         rule: "!has(self.params) || self.params.all(p, self.params.exists_one(q, q.name == p.name))",
         message: "param names must be unique",
+        // No reason: FieldValueDuplicate would make the apiserver print `Duplicate value: "object"`
+        // and drop this message.
         fieldPath: ".params",
-        reason: "FieldValueDuplicate",
       },
     ],
   };
