@@ -46,7 +46,8 @@ try {
 } catch (err) {
   console.error(err);
 } finally {
-  if (code !== 0) console.error(`e2e failed; control plane logs are in ${cp.dir} only with QUARRY_E2E_KEEP=1`);
+  if (code !== 0)
+    console.error(`e2e failed; control plane logs are in ${cp.dir} only with QUARRY_E2E_KEEP=1`);
   await stop();
 }
 process.exit(code);

@@ -166,7 +166,12 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   const ca = readFileSync(pki.caCert);
   const startApiserver = async () => {
     apiserver = startProcess(join(bin, "kube-apiserver"), apiArgs, apiLog);
-    await waitFor("kube-apiserver", async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200, 90_000, apiLog);
+    await waitFor(
+      "kube-apiserver",
+      async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200,
+      90_000,
+      apiLog,
+    );
   };
 
   const stop = async () => {

@@ -2,7 +2,7 @@
 // waits until the CRDs are served.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { KubeClient, KubeObject } from "@quarry/kube";
+import { type KubeClient, type KubeObject, resolutionRequests } from "@quarry/kube";
 import { applyFile } from "../harness/apply.ts";
 import { kinds } from "../harness/kinds.ts";
 import { repoRoot } from "../harness/paths.ts";
@@ -14,11 +14,14 @@ interface Crd extends KubeObject {
 
 export async function installQuarryApi(admin: KubeClient): Promise<void> {
   const dir = join(repoRoot, "libs", "api", "crds");
-  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort();
   const crds: string[] = [];
   // CRDs first: policies reference their resources
   for (const f of files.filter((f) => !f.includes("policy"))) {
-    for (const obj of await applyFile(admin, join(dir, f))) if (obj.kind === "CustomResourceDefinition") crds.push(obj.metadata.name!);
+    for (const obj of await applyFile(admin, join(dir, f)))
+      if (obj.kind === "CustomResourceDefinition") crds.push(obj.metadata.name!);
   }
   for (const name of crds) {
     await waitUntil(`CRD ${name} established`, async () => {
@@ -27,4 +30,12 @@ export async function installQuarryApi(admin: KubeClient): Promise<void> {
     });
   }
   for (const f of files.filter((f) => f.includes("policy"))) await applyFile(admin, join(dir, f));
+  // a new resource's watch cache answers 429 while it initialises; wait it out here once
+  await waitUntil("ResolutionRequest watch cache", async () => {
+    const abort = new AbortController();
+    const events = admin.watch(resolutionRequests, undefined, { timeoutSeconds: 1 }, abort.signal);
+    await events.next();
+    abort.abort();
+    return true;
+  });
 }

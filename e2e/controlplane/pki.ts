@@ -26,7 +26,10 @@ export function makePki(dir: string): Pki {
     dir,
   );
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "apiserver.key"], dir);
-  openssl(["req", "-new", "-key", "apiserver.key", "-subj", "/CN=kube-apiserver", "-out", "apiserver.csr"], dir);
+  openssl(
+    ["req", "-new", "-key", "apiserver.key", "-subj", "/CN=kube-apiserver", "-out", "apiserver.csr"],
+    dir,
+  );
   writeFileSync(
     p("san.ext"),
     "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\n" +

@@ -1,7 +1,13 @@
 // Resource types the harness applies (test infrastructure only).
 import type { ResourceType } from "@quarry/kube";
 
-const rt = (group: string, version: string, plural: string, kind: string, namespaced: boolean): ResourceType => ({
+const rt = (
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+): ResourceType => ({
   group,
   version,
   plural,
@@ -23,7 +29,13 @@ export const kinds: Record<string, ResourceType> = {
     false,
   ),
   ClusterRole: rt("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false),
-  ClusterRoleBinding: rt("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false),
+  ClusterRoleBinding: rt(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "clusterrolebindings",
+    "ClusterRoleBinding",
+    false,
+  ),
   Role: rt("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
   RoleBinding: rt("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
   ValidatingAdmissionPolicy: rt(

@@ -12,18 +12,28 @@ export function recordTransitions(client: KubeClient, namespace: string): Transi
   const transitions = new Map<string, string[]>();
   const abort = new AbortController();
   void (async () => {
-    try {
-      for await (const ev of client.watch<ResolutionRequest>(resolutionRequests, namespace, {}, abort.signal)) {
-        const name = ev.object.metadata?.name;
-        if (!name || ev.type === "BOOKMARK" || ev.type === "ERROR") continue;
-        const c = ev.object.status?.conditions?.find((x) => x.type === "Succeeded");
-        const state = c ? `${c.status}/${c.reason ?? ""}` : "none";
-        const seq = transitions.get(name) ?? [];
-        if (seq[seq.length - 1] !== state) seq.push(state);
-        transitions.set(name, seq);
+    let resourceVersion: string | undefined;
+    // retried: a fresh CRD's watch cache answers 429 for a moment after install
+    while (!abort.signal.aborted) {
+      try {
+        for await (const ev of client.watch<ResolutionRequest>(
+          resolutionRequests,
+          namespace,
+          { resourceVersion },
+          abort.signal,
+        )) {
+          resourceVersion = ev.object.metadata?.resourceVersion ?? resourceVersion;
+          const name = ev.object.metadata?.name;
+          if (!name || ev.type === "BOOKMARK" || ev.type === "ERROR") continue;
+          const c = ev.object.status?.conditions?.find((x) => x.type === "Succeeded");
+          const state = c ? `${c.status}/${c.reason ?? ""}` : "none";
+          const seq = transitions.get(name) ?? [];
+          if (seq[seq.length - 1] !== state) seq.push(state);
+          transitions.set(name, seq);
+        }
+      } catch {
+        await new Promise((r) => setTimeout(r, 200));
       }
-    } catch {
-      // aborted
     }
   })();
   return { transitions, stop: () => abort.abort() };
@@ -34,11 +44,14 @@ export function terminalStates(seq: string[]): string[] {
   return seq.filter((s) => s.startsWith("True") || s.startsWith("False"));
 }
 
-export async function countEvents(client: KubeClient, namespace: string, reason: string): Promise<Map<string, number>> {
-  const list = await client.request<{ items: { reason: string; count?: number; involvedObject: { name: string } }[] }>(
-    "GET",
-    `/api/v1/namespaces/${namespace}/events`,
-  );
+export async function countEvents(
+  client: KubeClient,
+  namespace: string,
+  reason: string,
+): Promise<Map<string, number>> {
+  const list = await client.request<{
+    items: { reason: string; count?: number; involvedObject: { name: string } }[];
+  }>("GET", `/api/v1/namespaces/${namespace}/events`);
   const out = new Map<string, number>();
   for (const e of list.items) {
     if (e.reason !== reason) continue;

@@ -28,6 +28,9 @@ test("creating a request without a resolver label is denied at admission", async
 });
 
 test("a labelled request is admitted", async () => {
-  const rr = await createRequest(scn.admin, newRequest(scn.namespace, "ok", { "resolution.tekton.dev/type": "git" }));
+  const rr = await createRequest(
+    scn.admin,
+    newRequest(scn.namespace, "ok", { "resolution.tekton.dev/type": "git" }),
+  );
   assert.equal(rr.metadata.name, "ok");
 });

@@ -25,6 +25,7 @@ for (const [name, labels, want] of cases) {
       return r.metadata.labels?.["resolution.tekton.dev/type"] === want ? r : undefined;
     });
     // the original labels stay: other clients may select on them
-    for (const [k, v] of Object.entries(labels)) if (k !== "resolution.tekton.dev/type") assert.equal(rr.metadata.labels?.[k], v);
+    for (const [k, v] of Object.entries(labels))
+      if (k !== "resolution.tekton.dev/type") assert.equal(rr.metadata.labels?.[k], v);
   });
 }

@@ -34,7 +34,9 @@ after(async () => {
   await cp?.stop();
 });
 
-test("requests created before and after an apiserver restart all complete", { timeout: 120_000 }, async () => {
+test("requests created before and after an apiserver restart all complete", {
+  timeout: 120_000,
+}, async () => {
   const before = Array.from({ length: 40 }, (_, i) => `before-${i}`);
   const afterRestart = Array.from({ length: 40 }, (_, i) => `after-${i}`);
   const label = { "resolution.tekton.dev/type": "git" };
@@ -45,13 +47,21 @@ test("requests created before and after an apiserver restart all complete", { ti
   const resolved = new Set(all.filter((_, i) => i % 3 !== 0));
   const data = Buffer.from("kind: Task\n").toString("base64");
   await Promise.all(
-    [...resolved].map((n) => scn.admin.mergePatch(resolutionRequests, scn.namespace, n, { status: { data } }, "status")),
+    [...resolved].map((n) =>
+      scn.admin.mergePatch(resolutionRequests, scn.namespace, n, { status: { data } }, "status"),
+    ),
   );
   await waitUntil(
     "all terminal",
     async () => {
-      const list = await scn.admin.list<import("@quarry/api").ResolutionRequest>(resolutionRequests, scn.namespace);
-      return list.items.length === all.length && list.items.every((r) => (succeeded(r)?.status ?? "Unknown") !== "Unknown");
+      const list = await scn.admin.list<import("@quarry/api").ResolutionRequest>(
+        resolutionRequests,
+        scn.namespace,
+      );
+      return (
+        list.items.length === all.length &&
+        list.items.every((r) => (succeeded(r)?.status ?? "Unknown") !== "Unknown")
+      );
     },
     { timeoutMs: 60_000, intervalMs: 500 },
   );
@@ -61,5 +71,6 @@ test("requests created before and after an apiserver restart all complete", { ti
     else assert.equal(c.reason, "ResolutionTimedOut", n);
   }
   const timeouts = await countEvents(scn.admin, scn.namespace, "ResolutionTimedOut");
-  for (const n of all.filter((x) => !resolved.has(x))) assert.equal(timeouts.get(n), 1, `${n} timeout events`);
+  for (const n of all.filter((x) => !resolved.has(x)))
+    assert.equal(timeouts.get(n), 1, `${n} timeout events`);
 });

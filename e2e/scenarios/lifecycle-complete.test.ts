@@ -2,7 +2,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { resolutionRequests } from "@quarry/kube";
-import { createRequest, getRequest, newRequest, newScenario, type Scenario, succeeded } from "../harness/scenario.ts";
+import {
+  createRequest,
+  getRequest,
+  newRequest,
+  newScenario,
+  type Scenario,
+  succeeded,
+} from "../harness/scenario.ts";
 import { waitUntil } from "../harness/wait.ts";
 
 let scn: Scenario;

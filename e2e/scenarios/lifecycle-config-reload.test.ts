@@ -34,8 +34,13 @@ async function timedOutMessage(name: string): Promise<string> {
 }
 
 test("a shorter timeout applies to requests already pending", async () => {
-  await createRequest(scn.admin, newRequest(scn.namespace, "pending", { "resolution.tekton.dev/type": "git" }));
-  await waitUntil("initialised", async () => succeeded(await getRequest(scn.admin, scn.namespace, "pending")));
+  await createRequest(
+    scn.admin,
+    newRequest(scn.namespace, "pending", { "resolution.tekton.dev/type": "git" }),
+  );
+  await waitUntil("initialised", async () =>
+    succeeded(await getRequest(scn.admin, scn.namespace, "pending")),
+  );
   await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": "2s" });
   assert.equal(await timedOutMessage("pending"), "no resolver for type git answered within 2s");
 });
@@ -43,10 +48,9 @@ test("a shorter timeout applies to requests already pending", async () => {
 test("a malformed value keeps the last good config and is reported", async () => {
   await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": "ten minutes" });
   const event = await waitUntil("InvalidConfig event", async () => {
-    const list = await scn.admin.request<{ items: { reason: string; type: string; message: string; involvedObject: { kind: string } }[] }>(
-      "GET",
-      `/api/v1/namespaces/${scn.namespace}/events`,
-    );
+    const list = await scn.admin.request<{
+      items: { reason: string; type: string; message: string; involvedObject: { kind: string } }[];
+    }>("GET", `/api/v1/namespaces/${scn.namespace}/events`);
     return list.items.find((e) => e.reason === "InvalidConfig");
   });
   assert.equal(event.type, "Warning");
@@ -54,7 +58,10 @@ test("a malformed value keeps the last good config and is reported", async () =>
   assert.match(event.message, /default-maximum-resolution-timeout/);
   assert.match(svc.logs(), /invalid config/);
   // still 2s, not the 1m default and not a crash
-  await createRequest(scn.admin, newRequest(scn.namespace, "after-typo", { "resolution.tekton.dev/type": "git" }));
+  await createRequest(
+    scn.admin,
+    newRequest(scn.namespace, "after-typo", { "resolution.tekton.dev/type": "git" }),
+  );
   assert.equal(await timedOutMessage("after-typo"), "no resolver for type git answered within 2s");
   assert.equal((await svc.ops("/healthz")).status, 200);
 });

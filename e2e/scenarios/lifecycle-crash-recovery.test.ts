@@ -11,7 +11,12 @@ import {
   type Scenario,
   setLifecycleConfig,
 } from "../harness/scenario.ts";
-import { countEvents, recordTransitions, type TransitionRecorder, terminalStates } from "../harness/transitions.ts";
+import {
+  countEvents,
+  recordTransitions,
+  type TransitionRecorder,
+  terminalStates,
+} from "../harness/transitions.ts";
 import { waitUntil } from "../harness/wait.ts";
 
 const N = 200;
@@ -54,7 +59,11 @@ test("killed mid-flight and restarted: all 200 requests end exactly once", { tim
     "all terminal",
     () => names.every((n) => terminalStates(recorder.transitions.get(n) ?? []).length > 0),
     { timeoutMs: 90_000, intervalMs: 500 },
-  );
+  ).catch((err: Error) => {
+    const pending = names.filter((n) => terminalStates(recorder.transitions.get(n) ?? []).length === 0);
+    const sample = pending.slice(0, 5).map((n) => `${n}: ${JSON.stringify(recorder.transitions.get(n))}`);
+    throw new Error(`${err.message}; ${pending.length} not terminal, e.g. ${sample.join("; ")}`);
+  });
   // let any stray duplicate write surface before judging
   await new Promise((r) => setTimeout(r, 1500));
   for (const n of names) {
@@ -63,5 +72,6 @@ test("killed mid-flight and restarted: all 200 requests end exactly once", { tim
     assert.equal(terminal[0], resolved.has(n) ? "True/" : "False/ResolutionTimedOut", n);
   }
   const timeouts = await countEvents(scn.admin, scn.namespace, "ResolutionTimedOut");
-  for (const n of names.filter((x) => !resolved.has(x))) assert.equal(timeouts.get(n), 1, `${n} timeout events`);
+  for (const n of names.filter((x) => !resolved.has(x)))
+    assert.equal(timeouts.get(n), 1, `${n} timeout events`);
 });

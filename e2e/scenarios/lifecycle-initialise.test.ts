@@ -1,7 +1,14 @@
 // A new request is initialised to Succeeded=Unknown / ResolutionInProgress.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createRequest, getRequest, newRequest, newScenario, type Scenario, succeeded } from "../harness/scenario.ts";
+import {
+  createRequest,
+  getRequest,
+  newRequest,
+  newScenario,
+  type Scenario,
+  succeeded,
+} from "../harness/scenario.ts";
 import { waitUntil } from "../harness/wait.ts";
 
 let scn: Scenario;

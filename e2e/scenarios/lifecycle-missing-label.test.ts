@@ -2,7 +2,14 @@
 // clusters where the admission policy is not installed or not applied).
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createRequest, getRequest, newRequest, newScenario, type Scenario, succeeded } from "../harness/scenario.ts";
+import {
+  createRequest,
+  getRequest,
+  newRequest,
+  newScenario,
+  type Scenario,
+  succeeded,
+} from "../harness/scenario.ts";
 import { waitUntil } from "../harness/wait.ts";
 
 let scn: Scenario;

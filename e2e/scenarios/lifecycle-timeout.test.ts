@@ -35,7 +35,10 @@ async function terminal(name: string) {
 }
 
 test("no resolver answered: the message names the resolver type", async () => {
-  const created = await createRequest(scn.admin, newRequest(scn.namespace, "untouched", { "resolution.tekton.dev/type": "git" }));
+  const created = await createRequest(
+    scn.admin,
+    newRequest(scn.namespace, "untouched", { "resolution.tekton.dev/type": "git" }),
+  );
   const rr = await terminal("untouched");
   const c = succeeded(rr)!;
   assert.equal(c.status, "False");
@@ -47,7 +50,10 @@ test("no resolver answered: the message names the resolver type", async () => {
 });
 
 test("an unknown resolver name times out the same way", async () => {
-  await createRequest(scn.admin, newRequest(scn.namespace, "nonesuch", { "resolution.tekton.dev/type": "nonesuch" }));
+  await createRequest(
+    scn.admin,
+    newRequest(scn.namespace, "nonesuch", { "resolution.tekton.dev/type": "nonesuch" }),
+  );
   const c = succeeded(await terminal("nonesuch"))!;
   assert.equal(c.reason, "ResolutionTimedOut");
   assert.equal(c.message, "no resolver for type nonesuch answered within 3s");
@@ -70,11 +76,12 @@ test("a resolver that picked the request up but never finished: Tekton's message
 
 test("the timeout raises a Warning Event on the request", async () => {
   const events = await waitUntil("event", async () => {
-    const list = await scn.admin.request<{ items: { reason: string; type: string; involvedObject: { name: string } }[] }>(
-      "GET",
-      `/api/v1/namespaces/${scn.namespace}/events`,
+    const list = await scn.admin.request<{
+      items: { reason: string; type: string; involvedObject: { name: string } }[];
+    }>("GET", `/api/v1/namespaces/${scn.namespace}/events`);
+    const ev = list.items.filter(
+      (e) => e.involvedObject.name === "untouched" && e.reason === "ResolutionTimedOut",
     );
-    const ev = list.items.filter((e) => e.involvedObject.name === "untouched" && e.reason === "ResolutionTimedOut");
     return ev.length ? ev : undefined;
   });
   assert.equal(events.length, 1);

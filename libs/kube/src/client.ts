@@ -138,7 +138,12 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  get<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, name: string, signal?: AbortSignal) {
+  get<T extends KubeObject>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    signal?: AbortSignal,
+  ) {
     return this.request<T>("GET", resourcePath(rt, namespace, name), { signal });
   }
 
@@ -146,7 +151,11 @@ export class KubeClient {
     return this.request<ObjectList<T>>("GET", resourcePath(rt, namespace), { query: { ...opts } });
   }
 
-  create<T extends KubeObject>(rt: ResourceType, obj: T, subresourceOf?: { name: string; subresource: string }) {
+  create<T extends KubeObject>(
+    rt: ResourceType,
+    obj: T,
+    subresourceOf?: { name: string; subresource: string },
+  ) {
     const ns = obj.metadata.namespace;
     const path = subresourceOf
       ? resourcePath(rt, ns, subresourceOf.name, subresourceOf.subresource)

@@ -3,10 +3,10 @@
 // taxonomy follows knative: done, requeue-after, transient error (backoff),
 // permanent error (drop).
 import type { Logger } from "@quarry/observability";
+import type { KubeObject } from "./client.ts";
 import { PermanentError } from "./errors.ts";
 import type { InformerHandlers } from "./informer.ts";
 import { objectKey } from "./informer.ts";
-import type { KubeObject } from "./client.ts";
 import { runWorkers, WorkQueue } from "./workqueue.ts";
 
 export interface ReconcileOutcome {
@@ -15,7 +15,7 @@ export interface ReconcileOutcome {
 }
 
 export interface Reconciler {
-  reconcile(key: string): Promise<ReconcileOutcome | undefined | void>;
+  reconcile(key: string): Promise<ReconcileOutcome | undefined>;
 }
 
 export interface ControllerOptions {
@@ -69,7 +69,10 @@ export class Controller {
     if (this.workers) return;
     this.workers = runWorkers(this.queue, this.concurrency, (key) => this.process(key), {
       onError: (key, err) => {
-        this.log.warn({ key, err: errorMessage(err), retries: this.queue.numRequeues(key) }, "reconcile failed, retrying");
+        this.log.warn(
+          { key, err: errorMessage(err), retries: this.queue.numRequeues(key) },
+          "reconcile failed, retrying",
+        );
       },
     });
   }
@@ -81,7 +84,7 @@ export class Controller {
   }
 
   private async process(key: string): Promise<void> {
-    let outcome: ReconcileOutcome | undefined | void;
+    let outcome: ReconcileOutcome | undefined;
     try {
       outcome = await this.reconciler.reconcile(key);
     } catch (err) {

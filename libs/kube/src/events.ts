@@ -64,7 +64,10 @@ export class KubeEventRecorder implements EventRecorder {
       count: 1,
     };
     this.client.create(events, event).catch((err: unknown) => {
-      this.log.warn({ err: err instanceof Error ? err.message : String(err), reason }, "could not record event");
+      this.log.warn(
+        { err: err instanceof Error ? err.message : String(err), reason },
+        "could not record event",
+      );
     });
   }
 }

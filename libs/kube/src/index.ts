@@ -1,7 +1,7 @@
 export { ExponentialBackoff, RetryDelay } from "./backoff.ts";
-export { type KubeObject, KubeClient, type ListOptions, type ObjectList, type WatchEvent } from "./client.ts";
+export { KubeClient, type KubeObject, type ListOptions, type ObjectList, type WatchEvent } from "./client.ts";
 export { type Clock, FakeClock, realClock } from "./clock.ts";
-export { type ConfigMapObject, ConfigError, LiveConfig } from "./config.ts";
+export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
 export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";

@@ -146,7 +146,10 @@ export class Informer<T extends KubeObject> {
         if (err instanceof StalledError) {
           this.log.warn({ resource: this.rt.plural }, "watch stalled, restarting");
         } else {
-          this.log.warn({ resource: this.rt.plural, err: this.lastError, retryInMs: delay }, "list/watch failed");
+          this.log.warn(
+            { resource: this.rt.plural, err: this.lastError, retryInMs: delay },
+            "list/watch failed",
+          );
         }
         await sleep(delay, signal);
       }

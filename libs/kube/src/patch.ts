@@ -38,7 +38,8 @@ export async function lockedMergePatch<T extends KubeObject>(
     } catch (err) {
       if (isApiError(err, 404)) return undefined;
       if (!isApiError(err, 409)) throw err;
-      if (attempt >= attempts) throw new TransientError(`conflict persisted after ${attempts} attempts`, { cause: err });
+      if (attempt >= attempts)
+        throw new TransientError(`conflict persisted after ${attempts} attempts`, { cause: err });
       try {
         latest = await client.get<T>(rt, namespace, name);
       } catch (getErr) {

@@ -24,7 +24,13 @@ export const configMaps: ResourceType = {
   namespaced: true,
 };
 
-export const events: ResourceType = { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true };
+export const events: ResourceType = {
+  group: "",
+  version: "v1",
+  plural: "events",
+  kind: "Event",
+  namespaced: true,
+};
 
 export const namespaces: ResourceType = {
   group: "",
@@ -39,7 +45,12 @@ export function apiVersionOf(rt: ResourceType): string {
 }
 
 /** REST path of a collection (name undefined) or of one object, optionally a subresource. */
-export function resourcePath(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  rt: ResourceType,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   let path = rt.group === "" ? `/api/${rt.version}` : `/apis/${rt.group}/${rt.version}`;
   if (rt.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
   path += `/${rt.plural}`;

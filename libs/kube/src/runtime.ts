@@ -33,7 +33,9 @@ export interface RuntimeSettings {
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
-  const saNamespace = existsSync(SA_NAMESPACE_FILE) ? readFileSync(SA_NAMESPACE_FILE, "utf8").trim() : undefined;
+  const saNamespace = existsSync(SA_NAMESPACE_FILE)
+    ? readFileSync(SA_NAMESPACE_FILE, "utf8").trim()
+    : undefined;
   return {
     systemNamespace: env.QUARRY_SYSTEM_NAMESPACE || saNamespace || "quarry-system",
     watchNamespace: env.QUARRY_WATCH_NAMESPACE || undefined,
@@ -80,7 +82,11 @@ export class ServiceRuntime {
     return inf;
   }
 
-  liveConfig<T>(name: string, defaults: T, parse: (data: Record<string, string>, defaults: T) => T): LiveConfig<T> {
+  liveConfig<T>(
+    name: string,
+    defaults: T,
+    parse: (data: Record<string, string>, defaults: T) => T,
+  ): LiveConfig<T> {
     const cfg = new LiveConfig<T>({
       client: this.client,
       namespace: this.settings.systemNamespace,
@@ -134,7 +140,11 @@ export class ServiceRuntime {
     await Promise.all(this.informers.map((i) => i.waitForSync()));
     for (const c of this.controllers) c.start();
     this.log.info(
-      { opsPort: server.port, watchNamespace: this.settings.watchNamespace ?? "*", systemNamespace: this.settings.systemNamespace },
+      {
+        opsPort: server.port,
+        watchNamespace: this.settings.watchNamespace ?? "*",
+        systemNamespace: this.settings.systemNamespace,
+      },
       "controllers started",
     );
   }

@@ -5,11 +5,13 @@ import { defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
 test("parseLifecycleConfig reads the timeout and defaults the rest", () => {
   assert.deepEqual(parseLifecycleConfig({}, defaultLifecycleConfig), { maxResolutionTimeoutMs: 60_000 });
   assert.equal(
-    parseLifecycleConfig({ "default-maximum-resolution-timeout": "90s" }, defaultLifecycleConfig).maxResolutionTimeoutMs,
+    parseLifecycleConfig({ "default-maximum-resolution-timeout": "90s" }, defaultLifecycleConfig)
+      .maxResolutionTimeoutMs,
     90_000,
   );
   assert.equal(
-    parseLifecycleConfig({ "default-maximum-resolution-timeout": " " }, defaultLifecycleConfig).maxResolutionTimeoutMs,
+    parseLifecycleConfig({ "default-maximum-resolution-timeout": " " }, defaultLifecycleConfig)
+      .maxResolutionTimeoutMs,
     60_000,
   );
 });

@@ -12,7 +12,10 @@ export interface LifecycleConfig {
 
 export const defaultLifecycleConfig: LifecycleConfig = { maxResolutionTimeoutMs: 60_000 };
 
-export function parseLifecycleConfig(data: Record<string, string>, defaults: LifecycleConfig): LifecycleConfig {
+export function parseLifecycleConfig(
+  data: Record<string, string>,
+  defaults: LifecycleConfig,
+): LifecycleConfig {
   const config = { ...defaults };
   const raw = data[KEY_MAX_RESOLUTION_TIMEOUT];
   if (raw !== undefined && raw.trim() !== "") {

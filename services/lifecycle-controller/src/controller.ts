@@ -37,7 +37,9 @@ export class LifecycleReconciler implements Reconciler {
     const cached = this.deps.requests.getByKey(key);
     if (!cached) return undefined; // deleted: nothing to do
     const parent = contextFromTraceparent(cached.metadata.annotations?.[ANNOTATION_TRACEPARENT]);
-    return withSpan("lifecycle.reconcile", parent, { "quarry.request": key }, () => this.reconcileRequest(cached));
+    return withSpan("lifecycle.reconcile", parent, { "quarry.request": key }, () =>
+      this.reconcileRequest(cached),
+    );
   }
 
   private async reconcileRequest(cached: ResolutionRequest): Promise<ReconcileOutcome | undefined> {
@@ -66,7 +68,8 @@ export class LifecycleReconciler implements Reconciler {
     if (written) {
       const cond = written.status?.conditions?.find((c) => c.type === "Succeeded");
       log.info({ key: keyOf(rr), status: cond?.status, reason: cond?.reason }, "request condition updated");
-      if (outcome.event) recorder.record(written, outcome.event.type, outcome.event.reason, outcome.event.message);
+      if (outcome.event)
+        recorder.record(written, outcome.event.type, outcome.event.reason, outcome.event.message);
     }
     return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
   }

@@ -3,7 +3,6 @@
 // Mirrors Tekton's lifecycle reconciler, plus Quarry's label normalisation
 // and a timeout message that says whether any resolver answered at all.
 import {
-
   CONDITION_SUCCEEDED,
   type Condition,
   getCondition,
@@ -107,4 +106,3 @@ function replaceCondition(existing: Condition[] | undefined, next: Condition, no
   const others = (existing ?? []).filter((c) => c.type !== next.type);
   return [...others, { ...next, lastTransitionTime }];
 }
-
