@@ -34,3 +34,31 @@ quarry_ensure_deps() {
 
 QUARRY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export QUARRY_ROOT
+
+# System tools the tests and the demo drive: openssl (test PKI), git, Go (builds
+# the test control plane from the Go module proxy). Installs what Debian has.
+quarry_ensure_system_tools() {
+  local missing=()
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v git >/dev/null 2>&1 || missing+=(git)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "[setup] installing ${missing[*]} with apt-get" >&2
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  fi
+  if ! command -v go >/dev/null 2>&1; then
+    if [ -x /usr/local/go/bin/go ]; then
+      export PATH="/usr/local/go/bin:$PATH"
+    else
+      echo "[setup] Go is required to build the test control plane (kube-apiserver, etcd); install Go 1.24+" >&2
+      return 1
+    fi
+  fi
+}
+
+# Everything: Node, pnpm, dependencies, system tools, control-plane binaries.
+quarry_setup() {
+  quarry_ensure_system_tools
+  quarry_ensure_deps
+  echo "[setup] control-plane binaries (built once from the Go module proxy, then cached)" >&2
+  bash "$QUARRY_ROOT/e2e/controlplane/build-binaries.sh" >/dev/null
+}

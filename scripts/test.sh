@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Every test: lint and format, types, generated CRDs up to date, unit tests,
+# then e2e against a real kube-apiserver. Installs whatever is missing first.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+quarry_setup
+cd "$QUARRY_ROOT"
+start=$(date +%s)
+echo "== lint and format"; pnpm lint
+echo "== typecheck"; pnpm typecheck
+echo "== generated manifests"; node libs/api/src/gen-crds.ts --check
+echo "== unit tests"; pnpm test:unit
+echo "== e2e (real kube-apiserver)"; pnpm test:e2e
+echo "all tests passed in $(( $(date +%s) - start ))s"
