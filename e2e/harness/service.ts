@@ -66,18 +66,21 @@ export async function startService(name: string, opts: StartServiceOptions): Pro
     },
   };
   if (opts.waitReady ?? true) {
-    let exitedEarly = false;
-    exited.then(() => {
-      exitedEarly = true;
+    const died = exited.then(() => {
+      throw new Error(`${name} exited before it was ready; log:\n${svc.logs().slice(-3000)}`);
     });
-    await waitUntil(
-      `${name} /readyz`,
-      async () => {
-        if (exitedEarly) throw new Error(`${name} exited; log:\n${svc.logs().slice(-3000)}`);
-        return (await svc.ops("/readyz")).status === 200;
-      },
-      { timeoutMs: 30_000 },
-    );
+    try {
+      await Promise.race([
+        waitUntil(`${name} /readyz`, async () => (await svc.ops("/readyz")).status === 200, {
+          timeoutMs: 30_000,
+        }),
+        died,
+      ]);
+    } catch (err) {
+      child.kill("SIGKILL");
+      throw err;
+    }
+    died.catch(() => {});
   }
   return svc;
 }

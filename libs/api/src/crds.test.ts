@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadAll } from "js-yaml";
-import { generatedFiles, resolutionRequestCrd, resolverLabelPolicy } from "./crds.ts";
+import { generatedFiles, lifecycleWritesPolicy, resolutionRequestCrd, resolverLabelPolicy } from "./crds.ts";
 import { CRDS_DIR, staleFiles } from "./gen-crds.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
@@ -27,7 +27,10 @@ test("the YAML parses back to the objects", () => {
   assert.deepEqual(loadAll(files["resolutionrequests.resolution.tekton.dev.yaml"] ?? ""), [
     resolutionRequestCrd(),
   ]);
-  assert.deepEqual(loadAll(files["resolutionrequest-policy.yaml"] ?? ""), resolverLabelPolicy());
+  assert.deepEqual(loadAll(files["resolutionrequest-policy.yaml"] ?? ""), [
+    ...resolverLabelPolicy(),
+    ...lifecycleWritesPolicy(),
+  ]);
 });
 
 // The apiserver's structural-schema rule: every node has a type, except preserve-unknown-fields nodes.

@@ -56,7 +56,12 @@ interface RequestOptions {
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
   signal?: AbortSignal;
+  /** Per-request deadline; watches have none (the informer's watchdog guards them). */
+  timeoutMs?: number;
 }
+
+/** A hung apiserver must not hold a worker forever: every call but a watch has a deadline. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 interface Auth {
   headers: Record<string, string>;
@@ -115,7 +120,10 @@ export class KubeClient {
       headers["Content-Type"] = opts.contentType ?? "application/json";
       body = JSON.stringify(opts.body);
     }
-    const res = await fetch(url, { method, headers, body, dispatcher, signal: opts.signal });
+    const timeout = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
+    const signals = [opts.signal, timeout].filter((x): x is AbortSignal => x !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const res = await fetch(url, { method, headers, body, dispatcher, signal });
     if (!res.ok) {
       const text = await res.text();
       let reason: string | undefined;
@@ -133,7 +141,7 @@ export class KubeClient {
   }
 
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.send(method, path, opts);
+    const res = await this.send(method, path, { timeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, ...opts });
     const text = await res.text();
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -147,8 +155,13 @@ export class KubeClient {
     return this.request<T>("GET", resourcePath(rt, namespace, name), { signal });
   }
 
-  list<T extends KubeObject>(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}) {
-    return this.request<ObjectList<T>>("GET", resourcePath(rt, namespace), { query: { ...opts } });
+  list<T extends KubeObject>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    opts: ListOptions = {},
+    signal?: AbortSignal,
+  ) {
+    return this.request<ObjectList<T>>("GET", resourcePath(rt, namespace), { query: { ...opts }, signal });
   }
 
   create<T extends KubeObject>(

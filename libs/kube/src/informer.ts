@@ -161,12 +161,17 @@ export class Informer<T extends KubeObject> {
     let cont: string | undefined;
     let rv = "";
     do {
-      const page = await this.client.list<T>(this.rt, this.opts.namespace, {
-        labelSelector: this.opts.labelSelector,
-        fieldSelector: this.opts.fieldSelector,
-        limit: this.opts.pageSize ?? 500,
-        continue: cont,
-      });
+      const page = await this.client.list<T>(
+        this.rt,
+        this.opts.namespace,
+        {
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+          limit: this.opts.pageSize ?? 500,
+          continue: cont,
+        },
+        this.stopController.signal,
+      );
       for (const item of page.items) {
         // list items omit apiVersion/kind; restore them so consumers see whole objects
         item.apiVersion ??= this.rt.group ? `${this.rt.group}/${this.rt.version}` : this.rt.version;
@@ -199,9 +204,10 @@ export class Informer<T extends KubeObject> {
   }
 
   private async watchOnce(): Promise<void> {
+    // the watchdog aborts this one watch; stop() aborts everything. AbortSignal.any
+    // also covers a stop() that happened before this watch began.
     const watchAbort = new AbortController();
-    const onStop = () => watchAbort.abort();
-    this.stopController.signal.addEventListener("abort", onStop, { once: true });
+    const signal = AbortSignal.any([this.stopController.signal, watchAbort.signal]);
     const watchdogMs = this.opts.watchdogMs ?? 5 * 60_000;
     let stalled = false;
     let watchdog: NodeJS.Timeout | undefined;
@@ -225,7 +231,7 @@ export class Informer<T extends KubeObject> {
           labelSelector: this.opts.labelSelector,
           fieldSelector: this.opts.fieldSelector,
         },
-        watchAbort.signal,
+        signal,
       );
       for await (const event of events) {
         feedWatchdog();
@@ -237,7 +243,6 @@ export class Informer<T extends KubeObject> {
       throw err;
     } finally {
       clearTimeout(watchdog);
-      this.stopController.signal.removeEventListener("abort", onStop);
     }
   }
 

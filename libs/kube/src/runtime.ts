@@ -41,7 +41,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeSe
     watchNamespace: env.QUARRY_WATCH_NAMESPACE || undefined,
     opsPort: Number(env.QUARRY_OPS_PORT ?? 8080),
     opsHost: env.QUARRY_OPS_HOST ?? "0.0.0.0",
-    concurrency: Number(env.QUARRY_CONCURRENCY ?? 4),
+    concurrency: Number(env.QUARRY_CONCURRENCY ?? 8),
     shutdownTimeoutMs: Number(env.QUARRY_SHUTDOWN_TIMEOUT_MS ?? 25_000),
   };
 }

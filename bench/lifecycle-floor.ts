@@ -1,0 +1,557 @@
+// Benchmark: the lifecycle controller's "API floor". A private control plane
+// (etcd + kube-apiserver on loopback), the real lifecycle-controller process
+// with its shipped RBAC, and N ResolutionRequests whose creator writes
+// status.data itself right after creating each one (the client plays an
+// instant resolver). Latency = Succeeded=True seen on a watch − just before
+// the create was sent. No resolver does any work, so this is the least time
+// any resolution can take through Quarry on this machine: the floor that
+// resolver benchmarks are compared against.
+//
+//   node bench/lifecycle-floor.ts [--requests 500] [--concurrency 16] [--json out.json]
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
+import { errorMessage, isApiError, KubeClient, resolutionRequests } from "@quarry/kube";
+import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
+import { installQuarryApi } from "../e2e/controlplane/install.ts";
+import { adminClient } from "../e2e/harness/env.ts";
+import { newRequest, newScenario, type Scenario, succeeded } from "../e2e/harness/scenario.ts";
+import type { RunningService } from "../e2e/harness/service.ts";
+import { diffCounts, requestCounts } from "./lib/apiserver.ts";
+import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
+import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
+
+const USAGE = `usage: node bench/lifecycle-floor.ts [options]
+  --requests N      measured requests (default 500)
+  --concurrency N   in-flight clients creating requests (default 16)
+  --warmup N        requests sent and discarded before measuring (default 20; 0 disables)
+  --deadline S      the whole run stops after S seconds, torn down either way (default 300)
+  --log-level L     the controller's LOG_LEVEL (default info, the service's own default)
+  --json FILE       also write the JSON result to FILE
+  --samples FILE    write every measured request's timeline (ms since the first create) as CSV
+The controller inherits this process's environment, e.g. QUARRY_CONCURRENCY (workers, default 4).`;
+
+const { values: flags } = parseArgs({
+  options: {
+    requests: { type: "string", default: "500" },
+    concurrency: { type: "string", default: "16" },
+    warmup: { type: "string", default: "20" },
+    deadline: { type: "string", default: "300" },
+    "log-level": { type: "string", default: "info" },
+    json: { type: "string" },
+    samples: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (flags.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+function intFlag(name: string, raw: string, min: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`--${name} must be an integer >= ${min}, got "${raw}"\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+}
+const N = intFlag("requests", flags.requests, 1);
+const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1);
+const WARMUP = intFlag("warmup", flags.warmup, 0);
+const DEADLINE_S = intFlag("deadline", flags.deadline, 10);
+const LOG_LEVEL = flags["log-level"];
+
+const DATA = Buffer.from(
+  "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: hello\nspec:\n  steps:\n    - name: echo\n      image: alpine\n      script: echo hello\n",
+).toString("base64");
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- bounded run: a global deadline, signals, and a last-resort kill of what we started ----
+
+const run = new AbortController();
+const startedPids = new Set<number>();
+const deadlineTimer = setTimeout(
+  () => run.abort(new Error(`global deadline of ${DEADLINE_S}s reached`)),
+  DEADLINE_S * 1000,
+);
+// If teardown itself hangs, kill the processes this run started (by pid) and exit.
+const hardStop = () => {
+  for (const pid of startedPids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+  process.exit(3);
+};
+setTimeout(hardStop, (DEADLINE_S + 60) * 1000).unref();
+let signals = 0;
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    if (++signals > 1) hardStop();
+    log(`${sig}: stopping`);
+    run.abort(new Error(`interrupted by ${sig}`));
+  });
+}
+
+// ---- per-request timeline (performance.now(), ms) ----
+
+interface Sample {
+  name: string;
+  /** just before the create was sent */
+  t0: number;
+  created?: number;
+  patched?: number;
+  /** first seen Succeeded=Unknown on the watch */
+  inProgress?: number;
+  /** first seen Succeeded=True on the watch */
+  done?: number;
+  /** Succeeded=False, or a client error */
+  failed?: string;
+}
+
+class Tracker {
+  private readonly samples = new Map<string, Sample>();
+  private readonly waiters = new Set<() => void>();
+
+  track(s: Sample): void {
+    this.samples.set(s.name, s);
+  }
+
+  observe(rr: ResolutionRequest, at: number): void {
+    const s = this.samples.get(rr.metadata.name ?? "");
+    if (!s) return;
+    const cond = succeeded(rr);
+    if (!cond) return;
+    if (cond.status === "Unknown" && s.inProgress === undefined) s.inProgress = at;
+    else if (cond.status === "True" && s.done === undefined) {
+      s.done = at;
+      this.notify();
+    } else if (cond.status === "False" && s.failed === undefined && s.done === undefined) {
+      s.failed = `${cond.reason ?? "False"}: ${cond.message ?? ""}`;
+      this.notify();
+    }
+  }
+
+  fail(s: Sample, why: string): void {
+    s.failed ??= why;
+    this.notify();
+  }
+
+  /** Resolves once every sample is done or failed, or when `signal` aborts. */
+  settled(batch: readonly Sample[], signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
+          this.waiters.delete(check);
+          signal.removeEventListener("abort", check);
+          resolve();
+        }
+      };
+      this.waiters.add(check);
+      signal.addEventListener("abort", check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+/** Watches the namespace's requests until `signal` aborts, resuming after errors. */
+async function watchRequests(
+  client: KubeClient,
+  namespace: string,
+  tracker: Tracker,
+  signal: AbortSignal,
+  stats: { restarts: number },
+): Promise<void> {
+  // start from a listed resourceVersion so nothing created afterwards is missed
+  let rv = "";
+  while (!rv && !signal.aborted) {
+    try {
+      rv = (await client.list(resolutionRequests, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
+    } catch (err) {
+      log(`list failed (${errorMessage(err)}); retrying`);
+      await sleep(200);
+    }
+  }
+  while (!signal.aborted) {
+    try {
+      const events = client.watch<ResolutionRequest>(
+        resolutionRequests,
+        namespace,
+        { resourceVersion: rv || undefined, allowWatchBookmarks: true, timeoutSeconds: 600 },
+        signal,
+      );
+      for await (const ev of events) {
+        const at = performance.now();
+        if (ev.type === "ERROR") {
+          const status = ev.object as unknown as { code?: number; message?: string };
+          if (status.code === 410) rv = ""; // too old: rewatch from now (synthetic ADDED for all)
+          throw new Error(`watch ERROR event: ${status.message ?? JSON.stringify(ev.object)}`);
+        }
+        rv = ev.object.metadata.resourceVersion ?? rv;
+        if (ev.type !== "BOOKMARK") tracker.observe(ev.object, at);
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (isApiError(err, 410)) rv = "";
+      stats.restarts++;
+      log(`watch restarted after: ${errorMessage(err)}`);
+      await sleep(200);
+    }
+  }
+}
+
+/** Retries transient API errors (network, 429, 5xx) with a short backoff. */
+async function withRetry<T>(
+  what: () => Promise<T>,
+  stats: { retries: number },
+  acceptOnRetry?: (err: unknown) => boolean,
+): Promise<T | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await what();
+    } catch (err) {
+      if (attempt > 1 && acceptOnRetry?.(err)) return undefined;
+      const transient = !isApiError(err) || err.status === 429 || err.status >= 500;
+      if (!transient || attempt >= 5 || run.signal.aborted) throw err;
+      stats.retries++;
+      await sleep(50 * 2 ** attempt);
+    }
+  }
+}
+
+interface BatchResult {
+  samples: Sample[];
+  start: number;
+  end: number;
+}
+
+/** Creates `n` requests from `concurrency` clients and waits until all are Succeeded (or the run stops). */
+async function runBatch(
+  clients: readonly KubeClient[],
+  namespace: string,
+  prefix: string,
+  n: number,
+  tracker: Tracker,
+  stats: { retries: number },
+): Promise<BatchResult> {
+  const samples: Sample[] = [];
+  let next = 0;
+  const start = performance.now();
+  const worker = async (client: KubeClient) => {
+    for (;;) {
+      if (run.signal.aborted) return;
+      const i = next++;
+      if (i >= n) return;
+      const name = `${prefix}-${String(i).padStart(5, "0")}`;
+      const s: Sample = { name, t0: performance.now() };
+      tracker.track(s);
+      samples.push(s);
+      try {
+        await withRetry(
+          () =>
+            client.create(resolutionRequests, newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" })),
+          stats,
+          (err) => isApiError(err, 409), // an earlier attempt did create it
+        );
+        s.created = performance.now();
+        // the client plays the resolver: it writes the data itself
+        await withRetry(
+          () => client.mergePatch(resolutionRequests, namespace, name, { status: { data: DATA } }, "status"),
+          stats,
+        );
+        s.patched = performance.now();
+      } catch (err) {
+        tracker.fail(s, `client: ${errorMessage(err)}`);
+      }
+    }
+  };
+  await Promise.all(clients.map(worker));
+  await tracker.settled(samples, run.signal);
+  const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
+  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
+}
+
+/** Counts the controller's log lines by message (pino JSON lines). */
+function logCounts(file: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return counts;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const rec = JSON.parse(line) as { msg?: unknown };
+      if (typeof rec.msg === "string") counts[rec.msg] = (counts[rec.msg] ?? 0) + 1;
+    } catch {}
+  }
+  return counts;
+}
+
+function samplesCsv(batch: BatchResult): string {
+  const rel = (t: number | undefined) => (t === undefined ? "" : (t - batch.start).toFixed(1));
+  const rows = batch.samples.map((s) =>
+    [
+      s.name,
+      rel(s.t0),
+      rel(s.created),
+      rel(s.patched),
+      rel(s.inProgress),
+      rel(s.done),
+      JSON.stringify(s.failed ?? ""),
+    ].join(","),
+  );
+  return `name,t0,created,patched,inProgressSeen,succeededSeen,failed\n${rows.join("\n")}\n`;
+}
+
+function versionOf(bin: string, args: string[]): string {
+  try {
+    return execFileSync(bin, args, { encoding: "utf8" }).split("\n")[0]!.trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+const MiB = (kib: number | undefined) => (kib === undefined ? Number.NaN : round(kib / 1024, 1));
+const ms = (s: Summary) => `p50 ${s.p50}  p90 ${s.p90}  p99 ${s.p99}  max ${s.max}  (n=${s.count})`;
+
+// ---- the run ----
+
+const runStart = performance.now();
+let cp: ControlPlane | undefined;
+let scn: Scenario | undefined;
+let svc: RunningService | undefined;
+let sampler: RssSampler | undefined;
+let exitCode = 1;
+const watchStop = new AbortController();
+run.signal.addEventListener("abort", () => watchStop.abort());
+let watchLoop: Promise<void> | undefined;
+
+try {
+  const binDir = buildBinaries();
+  const versions = {
+    node: process.version,
+    kubeApiserver: versionOf(join(binDir, "kube-apiserver"), ["--version"]),
+    etcd: versionOf(join(binDir, "etcd"), ["--version"]),
+  };
+  cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`) });
+  const cpPids = {
+    apiserver: childPids(process.pid, "kube-apiserver")[0],
+    etcd: childPids(process.pid, "etcd")[0],
+  };
+  for (const pid of Object.values(cpPids)) if (pid) startedPids.add(pid);
+  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
+  await installQuarryApi(adminClient(info));
+  scn = await newScenario("bench-lc", { cp: info });
+  svc = await scn.start("lifecycle-controller", { LOG_LEVEL });
+  startedPids.add(svc.pid);
+  const controllerPid = svc.pid;
+  sampler = new RssSampler(controllerPid, 200);
+  log(`lifecycle-controller ready (pid ${controllerPid}) in namespace ${scn.namespace}`);
+  const ready = { rssKiB: vmKiB(controllerPid, "VmRSS"), cpu: cpuSeconds(controllerPid) ?? 0 };
+
+  const tracker = new Tracker();
+  const watchStats = { restarts: 0 };
+  watchLoop = watchRequests(
+    KubeClient.fromEnvironment(cp.adminKubeconfig),
+    scn.namespace,
+    tracker,
+    watchStop.signal,
+    watchStats,
+  );
+  const clients = Array.from({ length: CONCURRENCY }, () => KubeClient.fromEnvironment(cp!.adminKubeconfig));
+  const clientStats = { retries: 0 };
+
+  if (WARMUP > 0) {
+    log(`warm-up: ${WARMUP} requests`);
+    const warm = await runBatch(clients, scn.namespace, "warm", WARMUP, tracker, clientStats);
+    const ok = warm.samples.filter((s) => s.done !== undefined).length;
+    if (ok < WARMUP) throw new Error(`warm-up: only ${ok}/${WARMUP} requests succeeded`);
+  }
+
+  const before = {
+    controller: cpuSeconds(controllerPid) ?? 0,
+    apiserver: cpPids.apiserver ? (cpuSeconds(cpPids.apiserver) ?? 0) : 0,
+    etcd: cpPids.etcd ? (cpuSeconds(cpPids.etcd) ?? 0) : 0,
+    driver: process.cpuUsage(),
+    machine: machineBusySeconds(),
+    logs: logCounts(svc.logFile),
+    api: await requestCounts(cp, "resolutionrequests"),
+  };
+  log(`measuring: ${N} requests, ${CONCURRENCY} clients`);
+  const batch = await runBatch(clients, scn.namespace, "req", N, tracker, clientStats);
+  const driverCpu = process.cpuUsage(before.driver);
+  const after = {
+    machine: machineBusySeconds(),
+    controller: cpuSeconds(controllerPid) ?? 0,
+    apiserver: cpPids.apiserver ? (cpuSeconds(cpPids.apiserver) ?? 0) : 0,
+    etcd: cpPids.etcd ? (cpuSeconds(cpPids.etcd) ?? 0) : 0,
+    logs: logCounts(svc.logFile),
+    api: await requestCounts(cp, "resolutionrequests").catch(() => new Map<string, number>()),
+  };
+  // peak RSS and CPU just before stopping the controller
+  sampler.sample();
+  sampler.stop();
+  const hwmKiB = vmKiB(controllerPid, "VmHWM");
+  const controllerCpuTotal = cpuSeconds(controllerPid) ?? Number.NaN;
+  const alive = (await Promise.race([svc.exited.then(() => false), sleep(0).then(() => true)])) as boolean;
+
+  const done = batch.samples.filter((s) => s.done !== undefined);
+  const failed = batch.samples.filter((s) => s.failed !== undefined && s.done === undefined);
+  const latency = summarize(done.map((s) => s.done! - s.t0));
+  const wallS = (batch.end - batch.start) / 1000;
+  const breakdown = {
+    createMs: roundSummary(summarize(done.flatMap((s) => (s.created ? [s.created - s.t0] : [])))),
+    statusWriteMs: roundSummary(
+      summarize(done.flatMap((s) => (s.created && s.patched ? [s.patched - s.created] : []))),
+    ),
+    inProgressSeenMs: roundSummary(
+      summarize(done.flatMap((s) => (s.inProgress !== undefined ? [s.inProgress - s.t0] : []))),
+    ),
+    dataWrittenToSucceededMs: roundSummary(
+      summarize(done.flatMap((s) => (s.patched ? [s.done! - s.patched] : []))),
+    ),
+  };
+  const ownCpu = {
+    controller: after.controller - before.controller,
+    apiserver: after.apiserver - before.apiserver,
+    etcd: after.etcd - before.etcd,
+    driver: (driverCpu.user + driverCpu.system) / 1e6,
+  };
+  const machineCpu = after.machine - before.machine;
+  const delta = (k: string) => (after.logs[k] ?? 0) - (before.logs[k] ?? 0);
+  const result = {
+    benchmark: "lifecycle-floor",
+    date: new Date().toISOString(),
+    params: {
+      requests: N,
+      concurrency: CONCURRENCY,
+      warmup: WARMUP,
+      controllerLogLevel: LOG_LEVEL,
+      controllerConcurrency: process.env.QUARRY_CONCURRENCY ?? "4 (default)",
+    },
+    completed: done.length,
+    failed: failed.length,
+    incomplete: N - done.length - failed.length,
+    aborted: run.signal.aborted ? errorMessage(run.signal.reason) : undefined,
+    latencyMs: roundSummary(latency),
+    wallSeconds: round(wallS, 2),
+    throughputPerSecond: round(done.length / wallS, 1),
+    breakdown,
+    notSeenInProgress: done.filter((s) => s.inProgress === undefined).length,
+    controller: {
+      pid: controllerPid,
+      aliveAtEnd: alive,
+      peakRssMiB: MiB(hwmKiB),
+      sampledMaxRssMiB: MiB(sampler.maxKiB),
+      rssSamples: sampler.samples,
+      rssAtReadyMiB: MiB(ready.rssKiB),
+      cpuSeconds: round(controllerCpuTotal, 2),
+      cpuSecondsMeasured: round(after.controller - before.controller, 2),
+      cpuSecondsStartup: round(ready.cpu, 2),
+      statusWrites: delta("request condition updated"),
+      reconcileRetries: delta("reconcile failed, retrying"),
+    },
+    otherCpuSecondsMeasured: {
+      kubeApiserver: round(ownCpu.apiserver, 2),
+      etcd: round(ownCpu.etcd, 2),
+      benchDriver: round(ownCpu.driver, 2),
+      // the whole machine's busy CPU in the measured phase, and what none of this run's processes used
+      // (other workloads on the machine: large values mean a noisy run)
+      machine: round(machineCpu, 2),
+      foreign: round(machineCpu - ownCpu.controller - ownCpu.apiserver - ownCpu.etcd - ownCpu.driver, 2),
+    },
+    // every ResolutionRequest call the apiserver served in the measured phase (bench + controller)
+    apiCalls: diffCounts(before.api, after.api),
+    client: { retries: clientStats.retries, watchRestarts: watchStats.restarts },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? "unknown",
+      memGiB: round(totalmem() / 2 ** 30, 1),
+      ...versions,
+    },
+    setupSeconds: round((batch.start - runStart) / 1000, 1),
+  };
+
+  const lat = result.latencyMs;
+  console.log(
+    [
+      "",
+      `lifecycle-controller API floor: ${N} requests, ${CONCURRENCY} clients (warm-up ${WARMUP})`,
+      table([
+        ["completed", `${result.completed}/${N} (failed ${result.failed}, incomplete ${result.incomplete})`],
+        ["latency ms", ms(lat)],
+        ["  create", ms(breakdown.createMs)],
+        ["  status.data write", ms(breakdown.statusWriteMs)],
+        ["  data written → True", ms(breakdown.dataWrittenToSucceededMs)],
+        ["  InProgress seen", `${ms(breakdown.inProgressSeenMs)}; never seen ${result.notSeenInProgress}`],
+        ["wall time", `${result.wallSeconds} s`],
+        ["throughput", `${result.throughputPerSecond} requests/s`],
+        [
+          "controller RSS",
+          `peak (VmHWM) ${result.controller.peakRssMiB} MiB; sampled max ${result.controller.sampledMaxRssMiB} MiB; at ready ${result.controller.rssAtReadyMiB} MiB`,
+        ],
+        [
+          "controller CPU",
+          `${result.controller.cpuSeconds} s total (startup ${result.controller.cpuSecondsStartup} s, measured phase ${result.controller.cpuSecondsMeasured} s)`,
+        ],
+        [
+          "controller writes",
+          `${result.controller.statusWrites} status writes (${round(result.controller.statusWrites / N, 2)}/request), ${result.controller.reconcileRetries} reconcile retries`,
+        ],
+        [
+          "other CPU (measured)",
+          `kube-apiserver ${result.otherCpuSecondsMeasured.kubeApiserver} s, etcd ${result.otherCpuSecondsMeasured.etcd} s, bench driver ${result.otherCpuSecondsMeasured.benchDriver} s; machine ${result.otherCpuSecondsMeasured.machine} s of ${round(wallS * result.machine.cpus, 2)} s available, foreign ${result.otherCpuSecondsMeasured.foreign} s`,
+        ],
+        [
+          "RR API calls (all)",
+          Object.entries(result.apiCalls)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(", "),
+        ],
+        ["client", `${clientStats.retries} retries, ${watchStats.restarts} watch restarts`],
+        [
+          "machine",
+          `${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memGiB} GiB, Node ${versions.node}`,
+        ],
+        ["control plane", `${versions.kubeApiserver}, ${versions.etcd}`],
+      ]),
+      "",
+    ].join("\n"),
+  );
+  console.log(JSON.stringify(result));
+  if (flags.samples) writeFileSync(flags.samples, samplesCsv(batch));
+  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(result, null, 2)}\n`);
+  exitCode = result.completed === N ? 0 : 1;
+  if (result.aborted) log(`run stopped early: ${result.aborted}`);
+} catch (err) {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  exitCode = 1;
+} finally {
+  clearTimeout(deadlineTimer);
+  sampler?.stop();
+  watchStop.abort();
+  await watchLoop?.catch(() => {});
+  if (svc) {
+    const s = svc;
+    const stopped = await Promise.race([s.stop().then(() => true), sleep(30_000).then(() => false)]);
+    if (!stopped) s.kill("SIGKILL");
+  }
+  // the control plane goes away with the namespace in it; scenario cleanup is not needed
+  await cp?.stop();
+  log(`torn down after ${round((performance.now() - runStart) / 1000, 1)} s`);
+}
+process.exit(exitCode);

@@ -1,0 +1,35 @@
+// The kube context a command talks to: --kubeconfig, else KUBECONFIG, else
+// ~/.kube/config, else the in-cluster service account; and the namespace
+// kubectl would use.
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { KubeClient } from "@quarry/kube";
+
+export interface KubeContext {
+  client: KubeClient;
+  /** -n, else the current context's namespace, else "default" (kubectl's order). */
+  namespace: string;
+}
+
+export function kubeContext(opts: {
+  kubeconfig?: string | undefined;
+  namespace?: string | undefined;
+}): KubeContext {
+  if (!opts.kubeconfig && !hasDefaultConfig(process.env)) {
+    // the client library would otherwise fall back to http://localhost:8080 and fail obscurely
+    throw new Error(
+      "no kubeconfig: set KUBECONFIG or pass --kubeconfig (for a throwaway cluster: quarry demo --keep)",
+    );
+  }
+  const client = KubeClient.fromEnvironment(opts.kubeconfig);
+  const kc = client.kubeConfig;
+  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  return { client, namespace: opts.namespace || contextNamespace || "default" };
+}
+
+function hasDefaultConfig(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(
+    env.KUBECONFIG || existsSync(join(homedir(), ".kube", "config")) || env.KUBERNETES_SERVICE_HOST,
+  );
+}

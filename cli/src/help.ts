@@ -1,0 +1,20 @@
+// The usage text; kept next to the commands so it changes with them.
+export const USAGE = `quarry: look at Quarry's ResolutionRequests, or watch Quarry work on a throwaway cluster
+
+Usage:
+  quarry get [-n NAMESPACE | -A]        list ResolutionRequests (NAME, SUCCEEDED, REASON, RESOLVER, AGE)
+  quarry describe NAME... [-n NAMESPACE] show a request: resolver, params, conditions, data, refSource, events
+  quarry demo [--keep]                  start an embedded control plane and the lifecycle controller,
+                                        walk four requests to their outcomes, print get/describe, tear down
+  quarry help                           this text
+
+Options:
+  -n, --namespace NAME    namespace (default: the kube context's, else "default")
+  -A, --all-namespaces    get: list requests in every namespace
+      --kubeconfig PATH   kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)
+      --keep              demo: leave the cluster running and print how to reach it; Ctrl-C stops it
+  -h, --help              this text
+
+get and describe talk to the cluster of the current kube context. The demo needs nothing but the
+control-plane binaries that e2e/controlplane/build-binaries.sh builds (cached after the first run).
+`;
