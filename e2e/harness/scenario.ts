@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { type KubeClient, resolutionRequests } from "@quarry/kube";
 import { applyObject } from "./apply.ts";
@@ -11,6 +12,7 @@ import { adminClient, type SharedControlPlane, sharedControlPlane } from "./env.
 import { createServiceIdentity, deleteServiceIdentity, type ServiceIdentity } from "./identity.ts";
 import { kinds } from "./kinds.ts";
 import { type RunningService, startService } from "./service.ts";
+import { waitUntil } from "./wait.ts";
 
 export interface Scenario {
   cp: SharedControlPlane;
@@ -112,3 +114,49 @@ export async function setLifecycleConfig(scn: Scenario, data: Record<string, str
     data,
   });
 }
+
+export interface UseScenarioOptions extends ScenarioOptions {
+  /** Written as lifecycle-controller-config before the services start. */
+  lifecycleConfig?: Record<string, string>;
+  /** Services to start in `before` (default: none). */
+  start?: string[];
+}
+
+/**
+ * Registers node:test before/after hooks that make a scenario, start its
+ * services and clean it all up; returns an accessor valid inside tests.
+ */
+export function useScenario(prefix: string, opts: UseScenarioOptions = {}): () => Scenario {
+  let scn: Scenario | undefined;
+  before(async () => {
+    scn = await newScenario(prefix, opts);
+    if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
+    for (const service of opts.start ?? []) await scn.start(service);
+  });
+  after(() => scn?.cleanup());
+  return () => {
+    if (!scn) throw new Error("scenario used outside a test");
+    return scn;
+  };
+}
+
+/** Waits until the request satisfies `ready` and returns it. */
+export function waitForRequest(
+  scn: Scenario,
+  name: string,
+  ready: (rr: ResolutionRequest) => boolean,
+  timeoutMs = 30_000,
+): Promise<ResolutionRequest> {
+  return waitUntil(
+    `request ${name}`,
+    async () => {
+      const rr = await getRequest(scn.admin, scn.namespace, name);
+      return ready(rr) ? rr : undefined;
+    },
+    { timeoutMs },
+  );
+}
+
+/** Predicates for waitForRequest. */
+export const initialised = (rr: ResolutionRequest) => succeeded(rr) !== undefined;
+export const finished = (rr: ResolutionRequest) => (succeeded(rr)?.status ?? "Unknown") !== "Unknown";

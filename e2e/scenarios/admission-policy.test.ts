@@ -1,18 +1,15 @@
 // The ValidatingAdmissionPolicy shipped with the CRDs rejects a request with
 // no resolver label before any controller sees it.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { isApiError } from "@quarry/kube";
-import { createRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
+import { createRequest, newRequest, useScenario } from "../harness/scenario.ts";
 import { waitUntil } from "../harness/wait.ts";
 
-let scn: Scenario;
-before(async () => {
-  scn = await newScenario("admission");
-});
-after(() => scn.cleanup());
+const scenario = useScenario("admission");
 
 test("creating a request without a resolver label is denied at admission", async () => {
+  const scn = scenario();
   // policies take a moment to be loaded by the apiserver after install
   const err = await waitUntil("policy enforced", async () => {
     try {
@@ -28,6 +25,7 @@ test("creating a request without a resolver label is denied at admission", async
 });
 
 test("a labelled request is admitted", async () => {
+  const scn = scenario();
   const rr = await createRequest(
     scn.admin,
     newRequest(scn.namespace, "ok", { "resolution.tekton.dev/type": "git" }),

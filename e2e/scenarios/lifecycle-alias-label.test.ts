@@ -1,15 +1,9 @@
 // The seed's label and resolver names are accepted and normalised.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { createRequest, getRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
+import { test } from "node:test";
+import { createRequest, newRequest, useScenario, waitForRequest } from "../harness/scenario.ts";
 
-let scn: Scenario;
-before(async () => {
-  scn = await newScenario("lc-alias");
-  await scn.start("lifecycle-controller");
-});
-after(() => scn.cleanup());
+const scenario = useScenario("lc-alias", { start: ["lifecycle-controller"] });
 
 const cases: [string, Record<string, string>, string][] = [
   ["seed-label", { "resolution.tekton.dev/resolver": "in-cluster" }, "cluster"],
@@ -19,11 +13,13 @@ const cases: [string, Record<string, string>, string][] = [
 
 for (const [name, labels, want] of cases) {
   test(`${JSON.stringify(labels)} gets resolution.tekton.dev/type=${want}`, async () => {
+    const scn = scenario();
     await createRequest(scn.admin, newRequest(scn.namespace, name, labels));
-    const rr = await waitUntil("canonical label", async () => {
-      const r = await getRequest(scn.admin, scn.namespace, name);
-      return r.metadata.labels?.["resolution.tekton.dev/type"] === want ? r : undefined;
-    });
+    const rr = await waitForRequest(
+      scn,
+      name,
+      (r) => r.metadata.labels?.["resolution.tekton.dev/type"] === want,
+    );
     // the original labels stay: other clients may select on them
     for (const [k, v] of Object.entries(labels))
       if (k !== "resolution.tekton.dev/type") assert.equal(rr.metadata.labels?.[k], v);

@@ -1,51 +1,39 @@
 // lifecycle-controller-config is reloaded live; a malformed value keeps the
 // last good config, is logged, and raises a Warning Event on the ConfigMap.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import {
   createRequest,
-  getRequest,
+  finished,
+  initialised,
   newRequest,
-  newScenario,
-  type Scenario,
   setLifecycleConfig,
   succeeded,
+  useScenario,
+  waitForRequest,
 } from "../harness/scenario.ts";
-import type { RunningService } from "../harness/service.ts";
 import { waitUntil } from "../harness/wait.ts";
 
-let scn: Scenario;
-let svc: RunningService;
-before(async () => {
-  scn = await newScenario("lc-config");
-  svc = await scn.start("lifecycle-controller");
-});
-after(() => scn.cleanup());
+const scenario = useScenario("lc-config", { start: ["lifecycle-controller"] });
 
-async function timedOutMessage(name: string): Promise<string> {
-  return waitUntil(
-    `${name} timed out`,
-    async () => {
-      const c = succeeded(await getRequest(scn.admin, scn.namespace, name));
-      return c?.reason === "ResolutionTimedOut" ? c.message : undefined;
-    },
-    { timeoutMs: 20_000 },
-  );
+async function finalMessage(name: string): Promise<string | undefined> {
+  return succeeded(await waitForRequest(scenario(), name, finished))?.message;
 }
 
 test("a shorter timeout applies to requests already pending", async () => {
+  const scn = scenario();
   await createRequest(
     scn.admin,
     newRequest(scn.namespace, "pending", { "resolution.tekton.dev/type": "git" }),
   );
-  await waitUntil("initialised", async () =>
-    succeeded(await getRequest(scn.admin, scn.namespace, "pending")),
-  );
+  await waitForRequest(scn, "pending", initialised);
   await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": "2s" });
-  assert.equal(await timedOutMessage("pending"), "no resolver for type git answered within 2s");
+  assert.equal(await finalMessage("pending"), "no resolver for type git answered within 2s");
 });
 
 test("a malformed value keeps the last good config and is reported", async () => {
+  const scn = scenario();
+  const svc = scn.services[0]!;
   await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": "ten minutes" });
   const event = await waitUntil("InvalidConfig event", async () => {
     const list = await scn.admin.request<{
@@ -62,6 +50,6 @@ test("a malformed value keeps the last good config and is reported", async () =>
     scn.admin,
     newRequest(scn.namespace, "after-typo", { "resolution.tekton.dev/type": "git" }),
   );
-  assert.equal(await timedOutMessage("after-typo"), "no resolver for type git answered within 2s");
+  assert.equal(await finalMessage("after-typo"), "no resolver for type git answered within 2s");
   assert.equal((await svc.ops("/healthz")).status, 200);
 });

@@ -1,29 +1,21 @@
 // A new request is initialised to Succeeded=Unknown / ResolutionInProgress.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import {
   createRequest,
-  getRequest,
+  initialised,
   newRequest,
-  newScenario,
-  type Scenario,
   succeeded,
+  useScenario,
+  waitForRequest,
 } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
-let scn: Scenario;
-before(async () => {
-  scn = await newScenario("lc-init");
-  await scn.start("lifecycle-controller");
-});
-after(() => scn.cleanup());
+const scenario = useScenario("lc-init", { start: ["lifecycle-controller"] });
 
 test("new request becomes Unknown/ResolutionInProgress with observedGeneration", async () => {
+  const scn = scenario();
   await createRequest(scn.admin, newRequest(scn.namespace, "r1", { "resolution.tekton.dev/type": "git" }));
-  const rr = await waitUntil("condition initialised", async () => {
-    const r = await getRequest(scn.admin, scn.namespace, "r1");
-    return succeeded(r) ? r : undefined;
-  });
+  const rr = await waitForRequest(scn, "r1", initialised);
   const c = succeeded(rr)!;
   assert.equal(c.status, "Unknown");
   assert.equal(c.reason, "ResolutionInProgress");

@@ -108,56 +108,29 @@ export function resolutionRequestCrd(): CustomResourceDefinition {
 
 /**
  * Rejects, at admission and without a webhook server, a ResolutionRequest created with no
- * resolver label. Controllers still fail such a request (MissingResolverLabel), since not every
+ * resolver label. The lifecycle controller still fails such a request (ResolutionFailed), since not every
  * cluster installs the policy; namespaces labelled quarry.dev/admission-policy=disabled are exempt.
  */
 export function resolverLabelPolicy(): Manifest[] {
-  const labelsOf = "has(object.metadata.labels) && ";
   const nonEmpty = (key: string) =>
     `'${key}' in object.metadata.labels && object.metadata.labels['${key}'] != ''`;
-  return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name: RESOLVER_LABEL_POLICY_NAME, labels: { ...PART_OF } },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [RESOLUTION_GROUP],
-              apiVersions: ["*"],
-              operations: ["CREATE"],
-              resources: [RESOLUTION_REQUEST_PLURAL],
-            },
-          ],
-        },
-        validations: [
-          {
-            expression: `${labelsOf}((${nonEmpty(LABEL_RESOLVER_TYPE)}) || (${nonEmpty(LABEL_RESOLVER_ALIAS)}))`,
-            message: `a ResolutionRequest needs the label ${LABEL_RESOLVER_TYPE} (or its alias ${LABEL_RESOLVER_ALIAS}) naming its resolver`,
-            reason: "Invalid",
-          },
-        ],
+  return admissionPolicy({
+    name: RESOLVER_LABEL_POLICY_NAME,
+    operations: ["CREATE"],
+    resources: [RESOLUTION_REQUEST_PLURAL],
+    validations: [
+      {
+        expression: `has(object.metadata.labels) && ((${nonEmpty(LABEL_RESOLVER_TYPE)}) || (${nonEmpty(LABEL_RESOLVER_ALIAS)}))`,
+        message: `a ResolutionRequest needs the label ${LABEL_RESOLVER_TYPE} (or its alias ${LABEL_RESOLVER_ALIAS}) naming its resolver`,
+        reason: "Invalid",
       },
+    ],
+    namespaceSelector: {
+      matchExpressions: [
+        { key: LABEL_ADMISSION_POLICY, operator: "NotIn", values: [ADMISSION_POLICY_DISABLED] },
+      ],
     },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name: RESOLVER_LABEL_POLICY_NAME, labels: { ...PART_OF } },
-      spec: {
-        policyName: RESOLVER_LABEL_POLICY_NAME,
-        validationActions: ["Deny"],
-        matchResources: {
-          namespaceSelector: {
-            matchExpressions: [
-              { key: LABEL_ADMISSION_POLICY, operator: "NotIn", values: [ADMISSION_POLICY_DISABLED] },
-            ],
-          },
-        },
-      },
-    },
-  ];
+  });
 }
 
 export const LIFECYCLE_WRITES_POLICY_NAME = "quarry-lifecycle-controller-writes";
@@ -176,11 +149,49 @@ export function lifecycleWritesPolicy(): Manifest[] {
     const before = `has(oldObject.status) && has(oldObject.status.${field})`;
     return `((${now}) ? ((${before}) && object.status.${field} == oldObject.status.${field}) : !(${before}))`;
   };
+  return admissionPolicy({
+    name: LIFECYCLE_WRITES_POLICY_NAME,
+    operations: ["UPDATE"],
+    resources: [RESOLUTION_REQUEST_PLURAL, `${RESOLUTION_REQUEST_PLURAL}/status`],
+    matchConditions: [
+      {
+        name: "is-lifecycle-controller",
+        expression: `request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':${LIFECYCLE_SERVICE_ACCOUNT}')`,
+      },
+    ],
+    validations: [
+      {
+        expression: "object.spec == oldObject.spec",
+        message: "the lifecycle controller may not change a ResolutionRequest's spec",
+        reason: "Forbidden",
+      },
+      {
+        expression: ["data", "annotations", "refSource", "source"].map(unchanged).join(" && "),
+        message:
+          "the lifecycle controller writes conditions only: status.data, annotations, refSource and source belong to resolvers",
+        reason: "Forbidden",
+      },
+    ],
+  });
+}
+
+interface AdmissionPolicySpec {
+  name: string;
+  operations: string[];
+  resources: string[];
+  validations: { expression: string; message: string; reason: string }[];
+  matchConditions?: { name: string; expression: string }[];
+  namespaceSelector?: Record<string, unknown>;
+}
+
+/** A ValidatingAdmissionPolicy on ResolutionRequests and its Deny binding. */
+function admissionPolicy(p: AdmissionPolicySpec): Manifest[] {
+  const metadata = { name: p.name, labels: { ...PART_OF } };
   return [
     {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingAdmissionPolicy",
-      metadata: { name: LIFECYCLE_WRITES_POLICY_NAME, labels: { ...PART_OF } },
+      metadata,
       spec: {
         failurePolicy: "Fail",
         matchConstraints: {
@@ -188,37 +199,24 @@ export function lifecycleWritesPolicy(): Manifest[] {
             {
               apiGroups: [RESOLUTION_GROUP],
               apiVersions: ["*"],
-              operations: ["UPDATE"],
-              resources: [RESOLUTION_REQUEST_PLURAL, `${RESOLUTION_REQUEST_PLURAL}/status`],
+              operations: p.operations,
+              resources: p.resources,
             },
           ],
         },
-        matchConditions: [
-          {
-            name: "is-lifecycle-controller",
-            expression: `request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':${LIFECYCLE_SERVICE_ACCOUNT}')`,
-          },
-        ],
-        validations: [
-          {
-            expression: "object.spec == oldObject.spec",
-            message: "the lifecycle controller may not change a ResolutionRequest's spec",
-            reason: "Forbidden",
-          },
-          {
-            expression: ["data", "annotations", "refSource", "source"].map(unchanged).join(" && "),
-            message:
-              "the lifecycle controller writes conditions only: status.data, annotations, refSource and source belong to resolvers",
-            reason: "Forbidden",
-          },
-        ],
+        ...(p.matchConditions ? { matchConditions: p.matchConditions } : {}),
+        validations: p.validations,
       },
     },
     {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name: LIFECYCLE_WRITES_POLICY_NAME, labels: { ...PART_OF } },
-      spec: { policyName: LIFECYCLE_WRITES_POLICY_NAME, validationActions: ["Deny"] },
+      metadata,
+      spec: {
+        policyName: p.name,
+        validationActions: ["Deny"],
+        ...(p.namespaceSelector ? { matchResources: { namespaceSelector: p.namespaceSelector } } : {}),
+      },
     },
   ];
 }

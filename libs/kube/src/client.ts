@@ -4,6 +4,7 @@
 // resource and subresource by path, JSON merge patch, and watches as async
 // generators with an AbortSignal.
 import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
+import type { ObjectMeta } from "@quarry/api";
 import { type Dispatcher, fetch } from "undici";
 import { ApiError } from "./errors.ts";
 import { type ResourceType, resourcePath } from "./resources.ts";
@@ -12,18 +13,7 @@ import { type ResourceType, resourcePath } from "./resources.ts";
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata: {
-    name?: string;
-    generateName?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    creationTimestamp?: string;
-    deletionTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
+  metadata: ObjectMeta;
 }
 
 export interface ObjectList<T> {
