@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
-import { errorMessage, isApiError, KubeClient, resolutionRequests } from "@quarry/kube";
+import { errorMessage, isApiError, KubeClient, resolutionRequests, settingsFromEnv } from "@quarry/kube";
 import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { installQuarryApi } from "../e2e/controlplane/install.ts";
 import { adminClient } from "../e2e/harness/env.ts";
@@ -441,7 +441,7 @@ try {
       concurrency: CONCURRENCY,
       warmup: WARMUP,
       controllerLogLevel: LOG_LEVEL,
-      controllerConcurrency: process.env.QUARRY_CONCURRENCY ?? "4 (default)",
+      controllerConcurrency: process.env.QUARRY_CONCURRENCY ?? `${settingsFromEnv({}).concurrency} (default)`,
     },
     completed: done.length,
     failed: failed.length,
