@@ -14,7 +14,7 @@ const controller = runtime.controller(
     requests,
     config: () => config.current(),
     recorder: runtime.recorder,
-    log: runtime.log,
+    log: runtime.log.child({ controller: "lifecycle" }),
   }),
 );
 requests.on(controller.handlers());
