@@ -12,12 +12,14 @@ import {
   setupTracing,
   startOpsServer,
 } from "@quarry/observability";
+import type { ExponentialBackoff } from "./backoff.ts";
 import { KubeClient, type KubeObject } from "./client.ts";
 import { LiveConfig } from "./config.ts";
 import { Controller, type Reconciler } from "./controller.ts";
 import { KubeEventRecorder } from "./events.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import type { ResourceType } from "./resources.ts";
+import { WorkQueue } from "./workqueue.ts";
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -54,6 +56,9 @@ export class ServiceRuntime {
   readonly metrics: Metrics;
   readonly recorder: KubeEventRecorder;
   private readonly informers: Informer<KubeObject>[] = [];
+  private readonly stopController = new AbortController();
+  /** Aborted when shutdown starts: long operations (fetches) stop so the drain stays short. */
+  readonly stopping: AbortSignal = this.stopController.signal;
   private readonly controllers: Controller[] = [];
 
   constructor(service: string, settings: RuntimeSettings = settingsFromEnv(), client?: KubeClient) {
@@ -100,8 +105,19 @@ export class ServiceRuntime {
     return cfg;
   }
 
-  controller(name: string, reconciler: Reconciler, concurrency = this.settings.concurrency): Controller {
-    const c = new Controller({ name, reconciler, log: this.log, concurrency });
+  controller(
+    name: string,
+    reconciler: Reconciler,
+    opts: { concurrency?: number; backoff?: ExponentialBackoff } = {},
+  ): Controller {
+    const queue = new WorkQueue({ backoff: opts.backoff });
+    const c = new Controller({
+      name,
+      reconciler,
+      log: this.log,
+      concurrency: opts.concurrency ?? this.settings.concurrency,
+      queue,
+    });
     this.controllers.push(c);
     return c;
   }
@@ -128,6 +144,7 @@ export class ServiceRuntime {
       this.log,
       async (signal) => {
         this.log.info({ signal }, "shutting down: draining in-flight work");
+        this.stopController.abort();
         await Promise.all(this.controllers.map((c) => c.stop()));
         await Promise.all(this.informers.map((i) => i.stop()));
         await server.close();

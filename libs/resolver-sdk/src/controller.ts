@@ -1,0 +1,257 @@
+// Drives one resolver: plans each request, serves it from cache or a shared
+// in-flight call, enforces the per-attempt deadline, retries transient
+// errors through the queue's backoff, and writes the outcome under
+// optimistic locking. Status writes never touch a request that is already
+// done or resolved.
+import { hostname } from "node:os";
+import {
+  ANNOTATION_ACCEPTED_BY,
+  ANNOTATION_TRACEPARENT,
+  isDone,
+  type QuarryReason,
+  type ResolutionRequest,
+} from "@quarry/api";
+import {
+  type EventRecorder,
+  errorMessage,
+  formatDuration,
+  type Informer,
+  type KubeClient,
+  lockedMergePatch,
+  objectKey,
+  type ReconcileOutcome,
+  type Reconciler,
+  resolutionRequests,
+  TransientError,
+  type WorkQueue,
+} from "@quarry/kube";
+import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarry/observability";
+import { type CachedResult, ResultCache, SingleFlight } from "./cache.ts";
+import { checkKind, checkSize } from "./checks.ts";
+import type { LoadedConfig } from "./config.ts";
+import { ResolutionError } from "./errors.ts";
+import type { ResolverMetrics } from "./metrics.ts";
+import { ParamsValidator } from "./params.ts";
+import { failureStatus, planResolution, successStatus } from "./plan.ts";
+import type { Resolved, Resolver } from "./resolver.ts";
+
+export interface ResolverControllerDeps {
+  resolver: Resolver;
+  client: KubeClient;
+  requests: Informer<ResolutionRequest>;
+  config: () => LoadedConfig;
+  recorder: EventRecorder;
+  metrics: ResolverMetrics;
+  log: Logger;
+  /** Aborted at shutdown. */
+  stopping: AbortSignal;
+}
+
+type Resolution = { resolved: Resolved; cached?: CachedResult };
+
+export class ResolverReconciler implements Reconciler {
+  private readonly deps: ResolverControllerDeps;
+  private readonly validator: ParamsValidator;
+  private readonly flights = new SingleFlight<Resolved>();
+  private readonly cancels = new Map<string, AbortController>();
+  private readonly identity: string;
+  private cache: ResultCache;
+  private cacheShape = "";
+  private queue: WorkQueue | undefined;
+
+  constructor(deps: ResolverControllerDeps) {
+    this.deps = deps;
+    this.validator = new ParamsValidator(deps.resolver.paramsSchema);
+    this.identity = `${deps.resolver.type}-resolver/${hostname()}`;
+    this.cache = this.buildCache();
+  }
+
+  /** The queue whose requeue count bounds retries (set once the controller exists). */
+  attachQueue(queue: WorkQueue): void {
+    this.queue = queue;
+  }
+
+  /** Stops work for a request that was deleted or finished elsewhere. */
+  cancel(key: string): void {
+    this.cancels.get(key)?.abort(new Error("request deleted or finished elsewhere"));
+  }
+
+  async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
+    const rr = this.deps.requests.getByKey(key);
+    if (!rr) return undefined;
+    const config = this.deps.config();
+    const plan = planResolution(rr, this.deps.resolver, this.validator, config);
+    if (plan.kind === "skip") return undefined;
+    if (plan.kind === "fail") {
+      await this.writeFailure(rr, plan.reason, plan.message);
+      return undefined;
+    }
+    const parent = contextFromTraceparent(rr.metadata.annotations?.[ANNOTATION_TRACEPARENT]);
+    const attrs = { "quarry.request": key, "quarry.resolver": this.deps.resolver.type };
+    return withSpan(`${this.deps.resolver.type}.resolve`, parent, attrs, async (span) => {
+      const type = this.deps.resolver.type;
+      const started = performance.now();
+      this.deps.metrics.inflight(type, 1);
+      let outcome: "succeeded" | "failed" | "retried" | "cancelled" = "failed";
+      try {
+        outcome = await this.resolveAndWrite(rr, key, plan, config, span);
+        return undefined;
+      } catch (err) {
+        outcome = "retried";
+        throw err;
+      } finally {
+        this.deps.metrics.inflight(type, -1);
+        this.deps.metrics.duration(type, outcome, (performance.now() - started) / 1000);
+      }
+    });
+  }
+
+  private async resolveAndWrite(
+    rr: ResolutionRequest,
+    key: string,
+    plan: Extract<ReturnType<typeof planResolution>, { kind: "resolve" }>,
+    config: LoadedConfig,
+    span: Span,
+  ): Promise<"succeeded" | "failed" | "cancelled"> {
+    const { resolver, metrics, log } = this.deps;
+    this.refreshCache(config);
+    if (plan.useCache) {
+      const hit = this.cache.get(plan.cacheKey);
+      metrics.cache(resolver.type, hit ? "hit" : "miss");
+      if (hit) {
+        span.setAttribute("quarry.cache", "hit");
+        return this.finish(rr, { resolved: hit.resolved, cached: hit }, "retrieve", config);
+      }
+    } else {
+      metrics.cache(resolver.type, "bypass");
+    }
+
+    const cancel = new AbortController();
+    this.cancels.set(key, cancel);
+    const timeout = AbortSignal.timeout(plan.timeoutMs);
+    const signal = AbortSignal.any([cancel.signal, timeout, this.deps.stopping]);
+    const stamp = setTimeout(() => void this.stampAccepted(rr), config.runtime.acceptedStampAfterMs);
+    let resolved: Resolved;
+    try {
+      const { promise, shared } = this.flights.run(plan.cacheKey, signal, (s) =>
+        resolver.resolve(plan.params, {
+          signal: s,
+          namespace: rr.metadata.namespace ?? "",
+          name: rr.metadata.name ?? "",
+          url: rr.spec?.url,
+          request: rr,
+          config: config.raw,
+          log: log.child({ key }),
+          span,
+        }),
+      );
+      if (shared) span.setAttribute("quarry.singleflight", "joined");
+      resolved = await promise;
+    } catch (err) {
+      if (err instanceof ResolutionError) {
+        await this.writeFailure(rr, err.reason, err.message);
+        return "failed";
+      }
+      if (cancel.signal.aborted || this.deps.stopping.aborted) return "cancelled";
+      const attempt = (this.queue?.numRequeues(key) ?? 0) + 1;
+      const why = timeout.aborted
+        ? `attempt ${attempt} timed out after ${formatDuration(plan.timeoutMs)}`
+        : `attempt ${attempt} failed: ${errorMessage(err)}`;
+      if (attempt >= config.runtime.maxAttempts) {
+        await this.writeFailure(
+          rr,
+          "SourceUnavailable",
+          `${resolver.type} resolver gave up after ${attempt} attempts; ${why}`,
+        );
+        return "failed";
+      }
+      log.warn({ key, attempt, err: why }, "resolution failed, will retry");
+      throw new TransientError(why, { cause: err });
+    } finally {
+      clearTimeout(stamp);
+      if (this.cancels.get(key) === cancel) this.cancels.delete(key);
+    }
+    const cached = plan.useCache ? this.cache.set(plan.cacheKey, resolved) : undefined;
+    return this.finish(rr, { resolved, cached }, "store", config);
+  }
+
+  /** Checks the result and writes it (or the failure the checks found). */
+  private async finish(
+    rr: ResolutionRequest,
+    { resolved, cached }: Resolution,
+    operation: "store" | "retrieve",
+    config: LoadedConfig,
+  ): Promise<"succeeded" | "failed"> {
+    const what = `resolved ${this.deps.resolver.type} resource`;
+    const size = checkSize(resolved.data, what);
+    if (!size.ok) {
+      await this.writeFailure(rr, size.reason, size.message);
+      return "failed";
+    }
+    if (this.deps.resolver.checksKind !== false) {
+      const kind = checkKind(resolved.data, config.runtime.allowedKinds, what);
+      if (!kind.ok) {
+        await this.writeFailure(rr, kind.reason, kind.message);
+        return "failed";
+      }
+    }
+    const cache = cached
+      ? { type: this.deps.resolver.type, operation, storedAt: cached.storedAt }
+      : undefined;
+    const status = successStatus(resolved, cache);
+    await lockedMergePatch(
+      this.deps.client,
+      resolutionRequests,
+      rr,
+      (latest) => (isDone(latest.status) || latest.status?.data ? undefined : { status }),
+      { subresource: "status" },
+    );
+    return "succeeded";
+  }
+
+  private async writeFailure(rr: ResolutionRequest, reason: QuarryReason, message: string): Promise<void> {
+    const written = await lockedMergePatch(
+      this.deps.client,
+      resolutionRequests,
+      rr,
+      (latest) =>
+        isDone(latest.status) || latest.status?.data
+          ? undefined
+          : { status: failureStatus(reason, message, new Date()) },
+      { subresource: "status" },
+    );
+    if (written) {
+      this.deps.log.info({ key: objectKey(rr), reason, message }, "resolution failed");
+      this.deps.recorder.record(written, "Warning", reason, message);
+    }
+  }
+
+  /** Tells the lifecycle controller (and humans) that a resolver is working on it. */
+  private async stampAccepted(rr: ResolutionRequest): Promise<void> {
+    try {
+      await lockedMergePatch(
+        this.deps.client,
+        resolutionRequests,
+        rr,
+        (latest) =>
+          isDone(latest.status) || latest.status?.data || latest.status?.annotations?.[ANNOTATION_ACCEPTED_BY]
+            ? undefined
+            : { status: { annotations: { [ANNOTATION_ACCEPTED_BY]: this.identity } } },
+        { subresource: "status" },
+      );
+    } catch (err) {
+      this.deps.log.debug({ key: objectKey(rr), err: errorMessage(err) }, "could not stamp accepted-by");
+    }
+  }
+
+  private buildCache(): ResultCache {
+    const rt = this.deps.config().runtime;
+    this.cacheShape = `${rt.cacheSize}/${rt.cacheTtlMs}`;
+    return new ResultCache({ maxEntries: rt.cacheSize, maxBytes: 256 * 1024 * 1024, ttlMs: rt.cacheTtlMs });
+  }
+
+  private refreshCache(config: LoadedConfig): void {
+    if (`${config.runtime.cacheSize}/${config.runtime.cacheTtlMs}` !== this.cacheShape)
+      this.cache = this.buildCache();
+  }
+}

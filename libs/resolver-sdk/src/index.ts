@@ -1,0 +1,13 @@
+export { cacheKey, ResultCache, SingleFlight, useCache } from "./cache.ts";
+export { checkKind, checkSize, DEFAULT_ALLOWED_KINDS } from "./checks.ts";
+export {
+  defaultRuntimeConfig,
+  type LoadedConfig,
+  parseResolverConfig,
+  type RuntimeConfig,
+} from "./config.ts";
+export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
+export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
+export { failureStatus, type Plan, planResolution, successStatus } from "./plan.ts";
+export type { Params, ParamsSchema, ResolveContext, Resolved, Resolver, ResolverConfig } from "./resolver.ts";
+export { type RunResolverOptions, runResolver } from "./run.ts";

@@ -1,0 +1,28 @@
+import type { Meter } from "@quarry/observability";
+import { SECONDS_BUCKETS } from "@quarry/observability";
+
+export type Outcome = "succeeded" | "failed" | "retried" | "cancelled";
+
+export interface ResolverMetrics {
+  duration(type: string, outcome: Outcome, seconds: number): void;
+  cache(type: string, result: "hit" | "miss" | "bypass"): void;
+  inflight(type: string, delta: 1 | -1): void;
+}
+
+export function resolverMetrics(meter: Meter): ResolverMetrics {
+  const duration = meter.createHistogram("quarry_resolution_duration_seconds", {
+    description: "Time from picking a request up to writing its outcome",
+    advice: { explicitBucketBoundaries: [...SECONDS_BUCKETS] },
+  });
+  const cache = meter.createCounter("quarry_resolution_cache_total", {
+    description: "Result cache lookups by result (bypass: the cache mode excluded this request)",
+  });
+  const inflight = meter.createUpDownCounter("quarry_requests_inflight", {
+    description: "Resolutions in progress",
+  });
+  return {
+    duration: (type, outcome, seconds) => duration.record(seconds, { type, outcome }),
+    cache: (type, result) => cache.add(1, { type, result }),
+    inflight: (type, delta) => inflight.add(delta, { type }),
+  };
+}

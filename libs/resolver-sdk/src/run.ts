@@ -1,0 +1,51 @@
+// runResolver: everything around a Resolver. A resolver service's main.ts is
+// `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`.
+import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
+import { ExponentialBackoff, objectKey, resolutionRequests, ServiceRuntime } from "@quarry/kube";
+import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
+import { ResolverReconciler } from "./controller.ts";
+import { resolverMetrics } from "./metrics.ts";
+import type { Resolver } from "./resolver.ts";
+
+export interface RunResolverOptions {
+  /** The resolver's ConfigMap, in the service's namespace, watched live. */
+  configMap: string;
+  /** Pass one to register the resolver's own informers first (they join readiness). */
+  runtime?: ServiceRuntime;
+}
+
+/** Retries of transient errors: 0.5 s, 1 s, 2 s, 4 s... so a blip is ridden out well inside the global timeout. */
+const RETRY_BACKOFF = { baseMs: 500, maxMs: 10_000 };
+
+export async function runResolver(resolver: Resolver, opts: RunResolverOptions): Promise<ServiceRuntime> {
+  const runtime = opts.runtime ?? new ServiceRuntime(`${resolver.type}-resolver`);
+  const defaults: LoadedConfig = { runtime: defaultRuntimeConfig, raw: {} };
+  const config = runtime.liveConfig(opts.configMap, defaults, (data) => parseResolverConfig(data, resolver));
+  const names = [resolver.type, ...(resolver.aliases ?? [])];
+  const requests = runtime.informer<ResolutionRequest>(resolutionRequests, {
+    labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
+  });
+  const reconciler = new ResolverReconciler({
+    resolver,
+    client: runtime.client,
+    requests,
+    config: () => config.current(),
+    recorder: runtime.recorder,
+    metrics: resolverMetrics(runtime.metrics.meter),
+    log: runtime.log.child({ controller: `${resolver.type}-resolver` }),
+    stopping: runtime.stopping,
+  });
+  const controller = runtime.controller(`${resolver.type}-resolver`, reconciler, {
+    backoff: new ExponentialBackoff(RETRY_BACKOFF),
+  });
+  reconciler.attachQueue(controller.queue);
+  requests.on(controller.handlers());
+  requests.on({
+    onUpdate: (_old, rr) => {
+      if (isDone(rr.status)) reconciler.cancel(objectKey(rr));
+    },
+    onDelete: (rr) => reconciler.cancel(objectKey(rr)),
+  });
+  await runtime.run();
+  return runtime;
+}
