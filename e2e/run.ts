@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { startControlPlane } from "./controlplane/controlplane.ts";
-import { installQuarryApi } from "./controlplane/install.ts";
+import { installQuarryApi, installTektonCrds } from "./controlplane/install.ts";
 import { adminClient } from "./harness/env.ts";
 import { repoRoot } from "./harness/paths.ts";
 
@@ -34,6 +34,7 @@ try {
     QUARRY_E2E_KUBECONFIG: cp.adminKubeconfig,
   };
   await installQuarryApi(adminClient({ ...cp }));
+  await installTektonCrds(adminClient({ ...cp }));
   const concurrency = process.env.QUARRY_E2E_CONCURRENCY ?? "3";
   code = await new Promise<number>((resolve) => {
     const child = spawn(

@@ -38,6 +38,9 @@ export const kinds: Record<string, ResourceType> = {
   ),
   Role: rt("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
   RoleBinding: rt("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
+  Task: rt("tekton.dev", "v1", "tasks", "Task", true),
+  Pipeline: rt("tekton.dev", "v1", "pipelines", "Pipeline", true),
+  StepAction: rt("tekton.dev", "v1beta1", "stepactions", "StepAction", true),
   ValidatingAdmissionPolicy: rt(
     "admissionregistration.k8s.io",
     "v1",

@@ -23,6 +23,8 @@ export interface Scenario {
   /** Starts a service scoped to this namespace (its ConfigMap and watches live here). */
   start(service: string, env?: Record<string, string>): Promise<RunningService>;
   identity(service: string): Promise<ServiceIdentity>;
+  /** Another namespace for this scenario (e.g. a source other than the request's), deleted at cleanup. */
+  extraNamespace(prefix: string): Promise<string>;
   cleanup(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function newScenario(prefix: string, opts: ScenarioOptions = {}): P
       labels: opts.skipAdmissionPolicy ? { "quarry.dev/admission-policy": "disabled" } : {},
     },
   });
+  const extra: string[] = [];
   const scn: Scenario = {
     cp,
     admin,
@@ -70,10 +73,17 @@ export async function newScenario(prefix: string, opts: ScenarioOptions = {}): P
       scn.services.push(svc);
       return svc;
     },
+    extraNamespace: async (p) => {
+      const name = `${p}-${randomBytes(3).toString("hex")}`;
+      await applyObject(admin, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+      extra.push(name);
+      return name;
+    },
     cleanup: async () => {
       await Promise.all(scn.services.map((s) => s.stop()));
       for (const service of scn.identities.keys()) await deleteServiceIdentity(admin, service, namespace);
-      await admin.delete(kinds.Namespace!, undefined, namespace).catch(() => {});
+      for (const ns of [namespace, ...extra])
+        await admin.delete(kinds.Namespace!, undefined, ns).catch(() => {});
     },
   };
   return scn;
@@ -84,8 +94,9 @@ export function newRequest(
   namespace: string,
   name: string,
   labels: Record<string, string>,
-  params: { name: string; value: string }[] = [],
+  params: { name: string; value: string }[] | Record<string, string> = [],
 ): ResolutionRequest {
+  if (!Array.isArray(params)) params = Object.entries(params).map(([n, value]) => ({ name: n, value }));
   return {
     apiVersion: "resolution.tekton.dev/v1beta1",
     kind: "ResolutionRequest",
@@ -106,13 +117,8 @@ export function succeeded(rr: ResolutionRequest) {
   return rr.status?.conditions?.find((c) => c.type === "Succeeded");
 }
 
-export async function setLifecycleConfig(scn: Scenario, data: Record<string, string>): Promise<void> {
-  await applyObject(scn.admin, {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "lifecycle-controller-config", namespace: scn.namespace },
-    data,
-  });
+export function setLifecycleConfig(scn: Scenario, data: Record<string, string>): Promise<void> {
+  return setConfig(scn, "lifecycle-controller-config", data);
 }
 
 export interface UseScenarioOptions extends ScenarioOptions {
@@ -120,6 +126,8 @@ export interface UseScenarioOptions extends ScenarioOptions {
   lifecycleConfig?: Record<string, string>;
   /** Services to start in `before` (default: none). */
   start?: string[];
+  /** Runs after the namespace exists and before services start (objects the tests read). */
+  setup?: (scn: Scenario) => Promise<void>;
 }
 
 /**
@@ -131,6 +139,7 @@ export function useScenario(prefix: string, opts: UseScenarioOptions = {}): () =
   before(async () => {
     scn = await newScenario(prefix, opts);
     if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
+    await opts.setup?.(scn);
     for (const service of opts.start ?? []) await scn.start(service);
   });
   after(() => scn?.cleanup());
@@ -160,3 +169,33 @@ export function waitForRequest(
 /** Predicates for waitForRequest. */
 export const initialised = (rr: ResolutionRequest) => succeeded(rr) !== undefined;
 export const finished = (rr: ResolutionRequest) => (succeeded(rr)?.status ?? "Unknown") !== "Unknown";
+
+/** A resolved request's data, decoded. */
+export function dataOf(rr: ResolutionRequest): string {
+  return Buffer.from(rr.status?.data ?? "", "base64").toString("utf8");
+}
+
+export const resolvedOk = (rr: ResolutionRequest) => succeeded(rr)?.status === "True";
+
+/** Writes a resolver's ConfigMap in the scenario's namespace. */
+export async function setConfig(scn: Scenario, name: string, data: Record<string, string>): Promise<void> {
+  await applyObject(scn.admin, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: scn.namespace },
+    data,
+  });
+}
+
+/** A simple Tekton Task manifest. */
+export function taskManifest(namespace: string, name: string, kind = "Task") {
+  return {
+    apiVersion: kind === "StepAction" ? "tekton.dev/v1beta1" : "tekton.dev/v1",
+    kind,
+    metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": "e2e" } },
+    spec:
+      kind === "Pipeline"
+        ? { tasks: [{ name: "t", taskRef: { name: "x" } }] }
+        : { steps: [{ name: "s", image: "busybox", script: "echo hi" }] },
+  };
+}

@@ -1,0 +1,19 @@
+// cluster-resolver: resolves Tasks, Pipelines and StepActions from this cluster.
+import { apiVersionOf, type KubeObject, ServiceRuntime } from "@quarry/kube";
+import { runResolver } from "@quarry/resolver-sdk";
+import { servedKinds } from "./discovery.ts";
+import type { ClusterKind } from "./kinds.ts";
+import { ClusterResolver, type ServedKind } from "./resolver.ts";
+
+const runtime = new ServiceRuntime("cluster-resolver");
+const served: Partial<Record<ClusterKind, ServedKind>> = {};
+for (const [kind, rt] of Object.entries(await servedKinds(runtime.client))) {
+  served[kind as ClusterKind] = {
+    // QUARRY_WATCH_NAMESPACE scopes requests; what they may read is decided per request by policy
+    informer: runtime.informer<KubeObject>(rt, { namespace: undefined }),
+    apiVersion: apiVersionOf(rt),
+    plural: rt.plural,
+  };
+}
+runtime.log.info({ kinds: Object.keys(served) }, "serving kinds");
+await runResolver(new ClusterResolver(served), { configMap: "cluster-resolver-config", runtime });

@@ -1,0 +1,84 @@
+// ClusterResolver: Tasks, Pipelines and StepActions from this cluster,
+// served from informer caches (no API call per request).
+import type { Informer, KubeObject } from "@quarry/kube";
+import {
+  forbidden,
+  notFound,
+  type Params,
+  ResolutionError,
+  type ResolveContext,
+  type Resolved,
+  type Resolver,
+  type ResolverConfig,
+} from "@quarry/resolver-sdk";
+import { clusterPolicy, namespaceAllowed } from "./config.ts";
+import { CLUSTER_KINDS, type ClusterKind } from "./kinds.ts";
+import { renderObject } from "./render.ts";
+
+export interface ServedKind {
+  informer: Informer<KubeObject>;
+  apiVersion: string;
+  plural: string;
+}
+
+export const clusterParamsSchema = {
+  type: "object",
+  required: ["name"],
+  additionalProperties: false,
+  properties: {
+    kind: { type: "string", minLength: 1 },
+    name: { type: "string", minLength: 1, maxLength: 253 },
+    namespace: { type: "string", minLength: 1, maxLength: 63 },
+  },
+};
+
+export class ClusterResolver implements Resolver {
+  readonly type = "cluster";
+  readonly aliases = ["in-cluster"];
+  readonly paramsSchema = clusterParamsSchema;
+  private readonly served: Partial<Record<ClusterKind, ServedKind>>;
+
+  constructor(served: Partial<Record<ClusterKind, ServedKind>>) {
+    this.served = served;
+  }
+
+  validateConfig(config: ResolverConfig): void {
+    clusterPolicy(config);
+  }
+
+  async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
+    const policy = clusterPolicy(ctx.config);
+    const kind = String(params.kind ?? policy.defaultKind).toLowerCase();
+    if (!(CLUSTER_KINDS as readonly string[]).includes(kind)) {
+      throw new ResolutionError(
+        "InvalidParams",
+        `param "kind" must be one of ${CLUSTER_KINDS.join(", ")}, got "${String(params.kind)}"`,
+      );
+    }
+    const name = String(params.name);
+    const namespace = String(params.namespace ?? policy.defaultNamespace ?? ctx.namespace);
+    if (!namespaceAllowed(namespace, ctx.namespace, policy)) {
+      throw forbidden(
+        `param "namespace": requests in namespace ${ctx.namespace} may not read ${kind}s from namespace ${namespace} (cluster-resolver-config allowed-namespaces / blocked-namespaces)`,
+      );
+    }
+    const served = this.served[kind as ClusterKind];
+    if (!served) {
+      throw new ResolutionError("UnsupportedKind", `param "kind": this cluster does not serve ${kind}s`);
+    }
+    const obj = served.informer.get(namespace, name);
+    if (!obj) throw notFound(`${kind} ${namespace}/${name} not found`);
+    const { bytes, sha256 } = renderObject(obj as KubeObject & Record<string, unknown>);
+    return {
+      data: bytes,
+      annotations: {
+        "resolution.tekton.dev/name": name,
+        "resolution.tekton.dev/namespace": namespace,
+      },
+      refSource: {
+        uri: `/apis/${served.apiVersion}/namespaces/${namespace}/${served.plural}/${name}@${obj.metadata.uid}`,
+        digest: { sha256 },
+      },
+    };
+  }
+}
