@@ -1,7 +1,7 @@
 // Runs a Quarry service as the real process it is in production
 // (`node services/<name>/src/main.ts`), with its own kubeconfig.
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../controlplane/controlplane.ts";
 import { repoRoot } from "./paths.ts";
@@ -31,7 +31,9 @@ export interface StartServiceOptions {
 export async function startService(name: string, opts: StartServiceOptions): Promise<RunningService> {
   const opsPort = await freePort();
   const fd = openSync(opts.logFile, "a");
-  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, "services", name, "src", "main.ts")], {
+  // services/<name>, or examples/<name> for the example resolver and custom task
+  const folder = existsSync(join(repoRoot, "services", name)) ? "services" : "examples";
+  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, folder, name, "src", "main.ts")], {
     stdio: ["ignore", fd, fd],
     env: {
       ...process.env,

@@ -130,7 +130,9 @@ export class ResolverReconciler implements Reconciler {
     this.cancels.set(key, cancel);
     const timeout = AbortSignal.timeout(plan.timeoutMs);
     const signal = AbortSignal.any([cancel.signal, timeout, this.deps.stopping]);
-    const stamp = setTimeout(() => void this.stampAccepted(rr), config.runtime.acceptedStampAfterMs);
+    // a slow first attempt, or any retry, tells the lifecycle controller (and humans) someone is on it
+    const retrying = (this.queue?.numRequeues(key) ?? 0) > 0;
+    const stamp = setTimeout(() => void this.stampAccepted(rr), retrying ? 0 : config.runtime.acceptedStampAfterMs);
     let resolved: Resolved;
     try {
       const { promise, shared } = this.flights.run(plan.cacheKey, signal, (s) =>
