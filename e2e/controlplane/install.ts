@@ -2,7 +2,7 @@
 // Tekton's CRDs on a control plane, and waits until they are served.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { type KubeClient, type KubeObject, resolutionRequests } from "@quarry/kube";
+import type { KubeClient, KubeObject } from "@quarry/kube";
 import { applyFile } from "../harness/apply.ts";
 import { kinds } from "../harness/kinds.ts";
 import { repoRoot } from "../harness/paths.ts";
@@ -12,13 +12,40 @@ interface Crd extends KubeObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
+interface CrdSpec extends Crd {
+  spec: {
+    group: string;
+    names: { plural: string; kind: string };
+    versions: { name: string; served: boolean }[];
+  };
+}
+
+/** Applies CRDs and waits until each is established and its watch cache answers (it gives 429 at first). */
 async function applyCrds(admin: KubeClient, file: string): Promise<void> {
-  const crds = (await applyFile(admin, file)).filter((o) => o.kind === "CustomResourceDefinition");
-  for (const { metadata } of crds) {
+  const crds = (await applyFile(admin, file)).filter(
+    (o) => o.kind === "CustomResourceDefinition",
+  ) as CrdSpec[];
+  for (const { metadata, spec } of crds) {
     await waitUntil(`CRD ${metadata.name} established`, async () => {
       const crd = await admin.get<Crd>(kinds.CustomResourceDefinition!, undefined, metadata.name!);
       return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
     });
+    for (const v of spec.versions.filter((x) => x.served)) {
+      const rt = {
+        group: spec.group,
+        version: v.name,
+        plural: spec.names.plural,
+        kind: spec.names.kind,
+        namespaced: true,
+      };
+      await waitUntil(`${spec.names.plural}.${spec.group}/${v.name} served`, async () => {
+        const abort = new AbortController();
+        await admin.list(rt, undefined, { limit: 1 });
+        await admin.watch(rt, undefined, { timeoutSeconds: 1 }, abort.signal).next();
+        abort.abort();
+        return true;
+      });
+    }
   }
 }
 
@@ -30,14 +57,6 @@ export async function installQuarryApi(admin: KubeClient): Promise<void> {
   // CRDs first: policies reference their resources
   for (const f of files.filter((f) => !f.includes("policy"))) await applyCrds(admin, join(dir, f));
   for (const f of files.filter((f) => f.includes("policy"))) await applyFile(admin, join(dir, f));
-  // a new resource's watch cache answers 429 while it initialises; wait it out here once
-  await waitUntil("ResolutionRequest watch cache", async () => {
-    const abort = new AbortController();
-    const events = admin.watch(resolutionRequests, undefined, { timeoutSeconds: 1 }, abort.signal);
-    await events.next();
-    abort.abort();
-    return true;
-  });
 }
 
 /** Schemaless stand-ins for Tekton's CRDs (Task, Pipeline, StepAction). */
