@@ -27,6 +27,8 @@ interface FakeApi {
 }
 
 const servers: { close(): void }[] = [];
+/** Path of the request being served (handlers run synchronously). */
+let lastPath = "";
 after(() => {
   for (const s of servers) s.close();
 });
@@ -34,6 +36,7 @@ after(() => {
 async function fakeApiserver(api: FakeApi): Promise<KubeClient> {
   const srv = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://x");
+    lastPath = url.pathname;
     res.setHeader("Content-Type", "application/json");
     if (url.searchParams.get("watch") === "true") {
       api.watches++;
@@ -179,4 +182,47 @@ test("list errors are retried with backoff until the server answers", async () =
   assert.ok(informer.get("ns", "a"));
   await informer.stop();
   assert.equal(informer.isRunning(), false);
+});
+
+test("several namespaces: one list/watch each, one cache; a relist of one leaves the other's objects alone", async () => {
+  const listedFor: string[] = [];
+  let relisted = false;
+  const cmIn = (ns: string, name: string, rv: string): KubeObject => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: ns, resourceVersion: rv },
+  });
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: [], rv: "1" }),
+    onWatch: (res) => res.write(""),
+  };
+  const client = await fakeApiserver(api);
+  // route by namespace in the path: the fake server's handlers get the whole request
+  api.onList = () => {
+    const ns = lastPath.split("/")[4] ?? "";
+    listedFor.push(ns);
+    if (ns === "a") return relisted ? { items: [], rv: "5" } : { items: [cmIn("a", "x", "1")], rv: "1" };
+    return { items: [cmIn("b", "y", "1")], rv: "1" };
+  };
+  api.onWatch = (res, _n, q) => {
+    const ns = lastPath.split("/")[4] ?? "";
+    if (ns === "a" && !relisted && q.get("resourceVersion") === "1") {
+      relisted = true;
+      res.end(
+        `${JSON.stringify({ type: "ERROR", object: { kind: "Status", code: 410, message: "too old" } })}\n`,
+      );
+    }
+  };
+  const informer = new Informer<KubeObject>(client, configMaps, { log, namespace: "a, b", resyncMs: 0 });
+  const deleted: string[] = [];
+  informer.on({ onDelete: (o) => deleted.push(`${o.metadata.namespace}/${o.metadata.name}`) });
+  informer.start();
+  await informer.waitForSync();
+  await until(() => deleted.length > 0);
+  await informer.stop();
+  assert.deepEqual(deleted, ["a/x"]);
+  assert.ok(informer.get("b", "y"), "b's object survives a's relist");
+  assert.deepEqual([...new Set(listedFor)].sort(), ["a", "b"]);
 });

@@ -20,6 +20,7 @@ export interface InformerHandlers<T> {
 
 export interface InformerOptions {
   log: Logger;
+  /** One namespace, several separated by commas (one list/watch each, one cache), or all when undefined. */
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -45,16 +46,23 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
 class GoneError extends Error {}
 class StalledError extends Error {}
 
+/** One list/watch stream: a namespace (or all) with its own resourceVersion and backoff. */
+interface Stream {
+  namespace: string | undefined;
+  resourceVersion: string;
+  retry: RetryDelay;
+  listed: boolean;
+}
+
 export class Informer<T extends KubeObject> {
   private readonly cache = new Map<string, T>();
   private readonly handlers: InformerHandlers<T>[] = [];
   private readonly stopController = new AbortController();
-  private readonly retry = new RetryDelay({ baseMs: 200, maxMs: 30_000 });
+  private streams: Stream[] = [];
   private loop: Promise<void> | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private synced = false;
   private syncWaiters: (() => void)[] = [];
-  private resourceVersion = "";
   private lastError: string | undefined;
 
   private readonly client: KubeClient;
@@ -74,7 +82,19 @@ export class Informer<T extends KubeObject> {
 
   start(): void {
     if (this.loop) return;
-    this.loop = this.run();
+    const namespaces = this.opts.namespace
+      ? this.opts.namespace
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean)
+      : [undefined];
+    this.streams = namespaces.map((namespace) => ({
+      namespace,
+      resourceVersion: "",
+      retry: new RetryDelay({ baseMs: 200, maxMs: 30_000 }),
+      listed: false,
+    }));
+    this.loop = Promise.all(this.streams.map((st) => this.run(st))).then(() => undefined);
     const resyncMs = this.opts.resyncMs ?? 10 * 60_000;
     if (resyncMs > 0) {
       this.resyncTimer = setInterval(() => {
@@ -123,17 +143,17 @@ export class Informer<T extends KubeObject> {
     return this.opts.log;
   }
 
-  private async run(): Promise<void> {
+  private async run(stream: Stream): Promise<void> {
     const signal = this.stopController.signal;
     let needList = true;
     while (!signal.aborted) {
       try {
         if (needList) {
-          await this.relist();
+          await this.relist(stream);
           needList = false;
         }
-        await this.watchOnce();
-        this.retry.reset();
+        await this.watchOnce(stream);
+        stream.retry.reset();
       } catch (err) {
         if (signal.aborted) break;
         if (err instanceof GoneError) {
@@ -142,7 +162,7 @@ export class Informer<T extends KubeObject> {
           continue;
         }
         this.lastError = err instanceof Error ? err.message : String(err);
-        const delay = this.retry.next();
+        const delay = stream.retry.next();
         if (err instanceof StalledError) {
           this.log.warn({ resource: this.rt.plural }, "watch stalled, restarting");
         } else {
@@ -156,14 +176,14 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  private async relist(): Promise<void> {
+  private async relist(stream: Stream): Promise<void> {
     const fresh = new Map<string, T>();
     let cont: string | undefined;
     let rv = "";
     do {
       const page = await this.client.list<T>(
         this.rt,
-        this.opts.namespace,
+        stream.namespace,
         {
           labelSelector: this.opts.labelSelector,
           fieldSelector: this.opts.fieldSelector,
@@ -181,8 +201,9 @@ export class Informer<T extends KubeObject> {
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion ?? "";
     } while (cont);
-    // diff against the cache: deletions missed while disconnected surface here
+    // diff against this stream's part of the cache: deletions missed while disconnected surface here
     for (const [key, old] of this.cache) {
+      if (stream.namespace !== undefined && old.metadata.namespace !== stream.namespace) continue;
       if (!fresh.has(key)) {
         this.cache.delete(key);
         for (const h of this.handlers) h.onDelete?.(old);
@@ -195,15 +216,16 @@ export class Informer<T extends KubeObject> {
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
         for (const h of this.handlers) h.onUpdate?.(old, obj);
     }
-    this.resourceVersion = rv;
+    stream.resourceVersion = rv;
+    stream.listed = true;
     this.lastError = undefined;
-    if (!this.synced) {
+    if (!this.synced && this.streams.every((st) => st.listed)) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
     }
   }
 
-  private async watchOnce(): Promise<void> {
+  private async watchOnce(stream: Stream): Promise<void> {
     // the watchdog aborts this one watch; stop() aborts everything. AbortSignal.any
     // also covers a stop() that happened before this watch began.
     const watchAbort = new AbortController();
@@ -223,9 +245,9 @@ export class Informer<T extends KubeObject> {
       feedWatchdog();
       const events = this.client.watch<T>(
         this.rt,
-        this.opts.namespace,
+        stream.namespace,
         {
-          resourceVersion: this.resourceVersion,
+          resourceVersion: stream.resourceVersion,
           allowWatchBookmarks: true,
           timeoutSeconds: Math.floor(base * (1 + Math.random())),
           labelSelector: this.opts.labelSelector,
@@ -235,7 +257,7 @@ export class Informer<T extends KubeObject> {
       );
       for await (const event of events) {
         feedWatchdog();
-        this.apply(event);
+        this.apply(stream, event);
       }
     } catch (err) {
       if (stalled) throw new StalledError("watch stalled");
@@ -246,14 +268,14 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  private apply(event: WatchEvent<T>): void {
+  private apply(stream: Stream, event: WatchEvent<T>): void {
     if (event.type === "ERROR") {
       const status = event.object as unknown as { code?: number; message?: string };
       if (status.code === 410) throw new GoneError(status.message ?? "resourceVersion too old");
       throw new Error(`watch error: ${status.message ?? JSON.stringify(status)}`);
     }
     const rv = event.object.metadata?.resourceVersion;
-    if (rv) this.resourceVersion = rv;
+    if (rv) stream.resourceVersion = rv;
     if (event.type === "BOOKMARK") return;
     const key = objectKey(event.object);
     const old = this.cache.get(key);
