@@ -132,7 +132,10 @@ export class ResolverReconciler implements Reconciler {
     const signal = AbortSignal.any([cancel.signal, timeout, this.deps.stopping]);
     // a slow first attempt, or any retry, tells the lifecycle controller (and humans) someone is on it
     const retrying = (this.queue?.numRequeues(key) ?? 0) > 0;
-    const stamp = setTimeout(() => void this.stampAccepted(rr), retrying ? 0 : config.runtime.acceptedStampAfterMs);
+    const stamp = setTimeout(
+      () => void this.stampAccepted(rr),
+      retrying ? 0 : config.runtime.acceptedStampAfterMs,
+    );
     let resolved: Resolved;
     try {
       const { promise, shared } = this.flights.run(plan.cacheKey, signal, (s) =>
