@@ -39,6 +39,12 @@ async function applyCrds(admin: KubeClient, file: string): Promise<void> {
         namespaced: true,
       };
       await waitUntil(`${spec.names.plural}.${spec.group}/${v.name} served`, async () => {
+        // discovery lags behind Established; clients that discover (the cluster resolver) need it
+        const discovery = await admin.request<{ resources: { name: string }[] }>(
+          "GET",
+          `/apis/${spec.group}/${v.name}`,
+        );
+        if (!discovery.resources.some((r) => r.name === spec.names.plural)) return false;
         const abort = new AbortController();
         await admin.list(rt, undefined, { limit: 1 });
         await admin.watch(rt, undefined, { timeoutSeconds: 1 }, abort.signal).next();

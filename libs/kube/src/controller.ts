@@ -55,11 +55,20 @@ export class Controller {
     this.queue.addAfter(key, ms);
   }
 
-  /** Informer handlers that enqueue the object's key (resyncs go to the slow lane). */
-  handlers<T extends KubeObject>(filter: (obj: T) => boolean = () => true): InformerHandlers<T> {
+  /**
+   * Informer handlers that enqueue the object's key (resyncs go to the slow lane).
+   * `filter` drops objects this controller ignores; `update` decides which
+   * updates matter (default: all). A controller whose own status writes would
+   * otherwise wake it (and skip its backoff) passes e.g. a generation check.
+   */
+  handlers<T extends KubeObject>(
+    opts: { filter?: (obj: T) => boolean; update?: (oldObj: T, obj: T) => boolean } = {},
+  ): InformerHandlers<T> {
+    const filter = opts.filter ?? (() => true);
+    const update = opts.update ?? (() => true);
     return {
       onAdd: (obj) => filter(obj) && this.enqueue(objectKey(obj)),
-      onUpdate: (_old, obj) => filter(obj) && this.enqueue(objectKey(obj)),
+      onUpdate: (old, obj) => filter(obj) && update(old, obj) && this.enqueue(objectKey(obj)),
       onDelete: (obj) => this.enqueue(objectKey(obj)),
       onResync: (obj) => filter(obj) && this.enqueueSlow(objectKey(obj)),
     };

@@ -39,7 +39,11 @@ export async function runResolver(resolver: Resolver, opts: RunResolverOptions):
     backoff: new ExponentialBackoff(RETRY_BACKOFF),
   });
   reconciler.attachQueue(controller.queue);
-  requests.on(controller.handlers());
+  // Status-only updates (the lifecycle controller's conditions, our own writes) must not wake a
+  // request waiting out its retry backoff; new requests and spec changes do.
+  requests.on(
+    controller.handlers({ update: (old, rr) => old.metadata.generation !== rr.metadata.generation }),
+  );
   requests.on({
     onUpdate: (_old, rr) => {
       if (isDone(rr.status)) reconciler.cancel(objectKey(rr));

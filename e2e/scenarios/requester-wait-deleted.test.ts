@@ -1,0 +1,33 @@
+// waitFor rejects with RequestNotFoundError when the request is deleted while
+// it waits (e.g. its owners went away), instead of waiting forever.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { resolutionRequests } from "@quarry/kube";
+import { RequestNotFoundError, requestResolution, waitFor } from "@quarry/requester";
+import { useScenario } from "../harness/scenario.ts";
+
+const scenario = useScenario("rq-deleted");
+
+test("waitFor: deletion while waiting → RequestNotFoundError(deleted)", async () => {
+  const scn = scenario();
+  const rr = await requestResolution(scn.admin, {
+    namespace: scn.namespace,
+    resolverType: "git",
+    params: [{ name: "url", value: "https://example.com/r.git" }],
+    baseName: "run-1",
+  });
+  const name = rr.metadata.name!;
+  // the handler is attached before the delete: the rejection may come before delete() returns
+  const rejected = assert.rejects(
+    waitFor(scn.admin, scn.namespace, name, { timeoutMs: 20_000 }),
+    (err: unknown) => err instanceof RequestNotFoundError && err.deleted,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  await scn.admin.delete(resolutionRequests, scn.namespace, name);
+  await rejected;
+  // and a request that never existed fails at once
+  await assert.rejects(
+    waitFor(scn.admin, scn.namespace, "git-00000000000000000000000000000000", { timeoutMs: 5_000 }),
+    (err: unknown) => err instanceof RequestNotFoundError && !err.deleted,
+  );
+});
