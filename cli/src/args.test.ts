@@ -54,3 +54,26 @@ test("mistakes are usage errors that say what is wrong", () => {
     );
   }
 });
+
+test("resolve: type and key=value params", () => {
+  assert.deepEqual(
+    parseCommandLine(["resolve", "git", "url=https://x/y.git", "pathInRepo=a=b.yaml", "-n", "ci"]),
+    {
+      kind: "resolve",
+      resolverType: "git",
+      params: [
+        { name: "url", value: "https://x/y.git" },
+        { name: "pathInRepo", value: "a=b.yaml" },
+      ],
+      namespace: "ci",
+      kubeconfig: undefined,
+      timeoutMs: 90_000,
+    },
+  );
+  assert.throws(() => parseCommandLine(["resolve"]), /needs a resolver type/);
+  assert.throws(() => parseCommandLine(["resolve", "git", "oops"]), /not key=value/);
+  assert.equal(
+    (parseCommandLine(["resolve", "git", "--timeout", "5s"]) as { timeoutMs: number }).timeoutMs,
+    5000,
+  );
+});

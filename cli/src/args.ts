@@ -7,6 +7,14 @@ export type Command =
   | { kind: "get"; namespace: string | undefined; allNamespaces: boolean; kubeconfig: string | undefined }
   | { kind: "describe"; names: string[]; namespace: string | undefined; kubeconfig: string | undefined }
   | { kind: "demo"; keep: boolean }
+  | {
+      kind: "resolve";
+      resolverType: string;
+      params: { name: string; value: string }[];
+      namespace: string | undefined;
+      kubeconfig: string | undefined;
+      timeoutMs: number;
+    }
   | { kind: "help" };
 
 export class UsageError extends Error {
@@ -21,6 +29,7 @@ const options = {
   "all-namespaces": { type: "boolean", short: "A" },
   kubeconfig: { type: "string" },
   keep: { type: "boolean" },
+  timeout: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -29,6 +38,7 @@ const allowed: Record<Command["kind"], readonly Flag[]> = {
   get: ["namespace", "all-namespaces", "kubeconfig"],
   describe: ["namespace", "kubeconfig"],
   demo: ["keep"],
+  resolve: ["namespace", "kubeconfig", "timeout"],
   help: [],
 };
 
@@ -64,6 +74,28 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case "demo":
       if (args.length > 0) throw new UsageError(`"demo" takes no arguments`);
       return { kind: "demo", keep: values.keep ?? false };
+    case "resolve": {
+      const [resolverType, ...pairs] = args;
+      if (!resolverType)
+        throw new UsageError(`"resolve" needs a resolver type, e.g. "resolve git url=... pathInRepo=..."`);
+      const params = pairs.map((pair) => {
+        const eq = pair.indexOf("=");
+        if (eq <= 0) throw new UsageError(`"${pair}" is not key=value`);
+        return { name: pair.slice(0, eq), value: pair.slice(eq + 1) };
+      });
+      const timeoutMs =
+        values.timeout === undefined ? 90_000 : Number(values.timeout.replace(/s$/, "")) * 1000;
+      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+        throw new UsageError(`--timeout takes seconds, e.g. 60s`);
+      return {
+        kind: "resolve",
+        resolverType,
+        params,
+        namespace: values.namespace,
+        kubeconfig: values.kubeconfig,
+        timeoutMs,
+      };
+    }
     case "help":
       return { kind: "help" };
   }

@@ -4,6 +4,9 @@ export const USAGE = `quarry: look at Quarry's ResolutionRequests, or watch Quar
 Usage:
   quarry get [-n NAMESPACE | -A]        list ResolutionRequests (NAME, SUCCEEDED, REASON, RESOLVER, AGE)
   quarry describe NAME... [-n NAMESPACE] show a request: resolver, params, conditions, data, refSource, events
+  quarry resolve TYPE KEY=VALUE... [-n NAMESPACE] [--timeout 90s]
+                                        create a ResolutionRequest for resolver TYPE (git, cluster, bundles, ...)
+                                        with these params, wait for it, print the resolved YAML and its refSource
   quarry demo [--keep]                  start an embedded control plane and the lifecycle controller,
                                         walk four requests to their outcomes, print get/describe, tear down
   quarry help                           this text

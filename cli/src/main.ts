@@ -8,6 +8,7 @@ import { runDescribe } from "./describe.ts";
 import { describeError } from "./errors.ts";
 import { runGet } from "./get.ts";
 import { USAGE } from "./help.ts";
+import { runResolve } from "./resolve.ts";
 
 const out = (s: string) => process.stdout.write(s);
 const err = (s: string) => process.stderr.write(s);
@@ -41,6 +42,10 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       case "demo":
         return await runDemo({ keep: cmd.keep });
+      case "resolve": {
+        const ctx = kubeContext(cmd);
+        return await runResolve(ctx.client, { ...cmd, namespace: ctx.namespace }, out, err);
+      }
     }
   } catch (e) {
     err(`${describeError(e)}\n`);
