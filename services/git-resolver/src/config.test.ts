@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { defaultGitConfig, parseGitConfig, parseSize, settingsFor } from "./config.ts";
+
+test("empty config gives the defaults", () => {
+  const c = parseGitConfig({});
+  assert.deepEqual(c.base, defaultGitConfig.base);
+  assert.equal(c.maxCacheBytes, 2 * 1024 ** 3);
+  assert.deepEqual(c.allowedUrls, []);
+  assert.equal(c.namespaceUrls, undefined);
+});
+
+test("Tekton's keys, Quarry's keys, and the runtime's keys left alone", () => {
+  const c = parseGitConfig({
+    "fetch-timeout": "1m30s",
+    "default-url": "https://github.com/tektoncd/catalog.git",
+    "default-revision": "v1",
+    proxy: "http://proxy.internal:3128",
+    "no-proxy": "git.internal,.corp",
+    "git-token-username": "x-token-auth",
+    "allowed-urls": "https://github\\.com/tektoncd/.*\n# comment\n\nhttps://git\\.internal/.*",
+    "allowed-revisions": "main\nv[0-9.]+\n[0-9a-f]{40}",
+    "namespace-allowed-urls":
+      "team-a: https://git\\.internal/team-a/.*\n'*': [https://github\\.com/tektoncd/.*]\n",
+    "max-repository-size": "100Mi",
+    "max-cache-size": "1Gi",
+    "resolution-timeout": "20s",
+    "default-cache-mode": "always",
+    "default-org": "tektoncd",
+    "scm-type": "github",
+  });
+  assert.equal(c.base.fetchTimeoutMs, 90_000);
+  assert.equal(c.base.defaultUrl, "https://github.com/tektoncd/catalog.git");
+  assert.equal(c.base.defaultRevision, "v1");
+  assert.equal(c.base.proxy, "http://proxy.internal:3128");
+  assert.equal(c.base.noProxy, "git.internal,.corp");
+  assert.equal(c.base.tokenUsername, "x-token-auth");
+  assert.equal(c.allowedUrls.length, 2);
+  assert.equal(c.allowedUrls[0]!.test("https://github.com/tektoncd/catalog.git"), true);
+  assert.equal(c.allowedUrls[0]!.test("https://github.com/tektoncd/catalog.git.evil.com/x"), true);
+  assert.equal(c.allowedUrls[0]!.test("https://evil.com/https://github.com/tektoncd/x"), false, "anchored");
+  assert.equal(c.allowedRevisions.length, 3);
+  assert.deepEqual([...c.namespaceUrls!.keys()], ["team-a", "*"]);
+  assert.equal(c.maxRepositoryBytes, 100 * 1024 ** 2);
+  assert.equal(c.maxCacheBytes, 1024 ** 3);
+});
+
+test("configKey overrides (Tekton's <configKey>.<key>)", () => {
+  const c = parseGitConfig({
+    "default-url": "https://a.example/x.git",
+    "internal.default-url": "https://git.internal/tasks.git",
+    "internal.fetch-timeout": "10s",
+    "internal.server-url": "https://git.internal",
+  });
+  assert.equal(settingsFor(c, undefined)!.defaultUrl, "https://a.example/x.git");
+  assert.equal(settingsFor(c, "default")!.defaultUrl, "https://a.example/x.git");
+  const internal = settingsFor(c, "internal")!;
+  assert.equal(internal.defaultUrl, "https://git.internal/tasks.git");
+  assert.equal(internal.fetchTimeoutMs, 10_000);
+  assert.equal(internal.defaultRevision, "main");
+  assert.equal(settingsFor(c, "nope"), undefined);
+});
+
+test("bad values throw ConfigError naming the key", () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ "fetch-timeout": "soon" }, /^fetch-timeout: invalid duration/],
+    [{ "fetch-timeout": "0s" }, /^fetch-timeout: must be positive/],
+    [{ "team.fetch-timeout": "x" }, /^team\.fetch-timeout: invalid duration/],
+    [{ proxy: "socks5://p:1080" }, /^proxy: must be an http\(s\) URL/],
+    [{ proxy: "not a url" }, /^proxy: must be an http\(s\) URL/],
+    [{ "git-token-username": "a:b" }, /^git-token-username: must not contain ":"/],
+    [
+      { "allowed-urls": "https://(unclosed" },
+      /^allowed-urls: invalid regular expression "https:\/\/\(unclosed"/,
+    ],
+    [{ "allowed-revisions": "[" }, /^allowed-revisions: invalid regular expression/],
+    [{ "namespace-allowed-urls": "- a\n- b" }, /^namespace-allowed-urls: must be a YAML mapping/],
+    [{ "namespace-allowed-urls": "a: {b: c}" }, /^namespace-allowed-urls: namespace "a": expected a pattern/],
+    [{ "namespace-allowed-urls": "a: [" }, /^namespace-allowed-urls: not YAML/],
+    [{ "max-repository-size": "lots" }, /^max-repository-size: must be a size like 512Mi/],
+    [{ "max-cache-size": "-1Gi" }, /^max-cache-size: must be a size/],
+    [{ "team.allowed-urls": ".*" }, /^team\.allowed-urls: allowed-urls cannot be set per configKey/],
+    [{ "a.b.fetch-timeout": "1s" }, /^a\.b\.fetch-timeout: expected <configKey>\.<key> with a single dot/],
+  ];
+  for (const [data, want] of cases) {
+    assert.throws(
+      () => parseGitConfig(data),
+      (err: Error) => err.name === "ConfigError" && want.test(err.message),
+      JSON.stringify(data),
+    );
+  }
+});
+
+test("parseSize", () => {
+  const cases: [string, number | undefined][] = [
+    ["0", 0],
+    ["1048576", 1048576],
+    ["512Mi", 512 * 1024 ** 2],
+    ["2Gi", 2 * 1024 ** 3],
+    ["1.5Gi", 1.5 * 1024 ** 3],
+    ["500M", 500e6],
+    ["10k", 10_000],
+    ["1GB", undefined],
+    ["", undefined],
+    ["-1", undefined],
+  ];
+  for (const [input, want] of cases) assert.equal(parseSize(input), want, input);
+});

@@ -1,0 +1,28 @@
+// The git engine's own metrics, next to the runtime's quarry_resolution_*:
+// what the on-disk cache holds and how often requests reached the remote.
+import type { Meter } from "@quarry/observability";
+import type { GitCliSource } from "./git-cli-source.ts";
+
+export function registerGitMetrics(meter: Meter, source: GitCliSource): void {
+  const bytes = meter.createObservableGauge("quarry_git_cache_bytes", {
+    description: "Bytes of the on-disk git object cache",
+    unit: "By",
+  });
+  bytes.addCallback((r) => r.observe(source.cache.totalBytes()));
+  const repos = meter.createObservableGauge("quarry_git_cache_repositories", {
+    description: "Repositories in the on-disk git object cache",
+  });
+  repos.addCallback((r) => r.observe(source.cache.repositories()));
+  const ops = meter.createObservableCounter("quarry_git_operations_total", {
+    description:
+      "Git engine work by operation: fetch (a commit's trees), blob (a file read from the cache, fetched if missing), memory_hit, access_check, eviction",
+  });
+  ops.addCallback((r) => {
+    const s = source.stats;
+    r.observe(s.fetches, { operation: "fetch" });
+    r.observe(s.blobReads, { operation: "blob" });
+    r.observe(s.memoryHits, { operation: "memory_hit" });
+    r.observe(s.accessChecks, { operation: "access_check" });
+    r.observe(s.evictions, { operation: "eviction" });
+  });
+}

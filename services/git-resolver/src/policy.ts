@@ -1,0 +1,30 @@
+// Who may read which repository at which revision: git-resolver-config's
+// allow-lists. Pure; a refusal is Forbidden and names the param and the key.
+import { forbidden } from "@quarry/resolver-sdk";
+import type { GitConfig } from "./config.ts";
+import type { GitRequest } from "./params.ts";
+
+/** Throws Forbidden when the URL or revision is outside the allow-lists for this namespace. */
+export function checkPolicy(
+  req: Pick<GitRequest, "url" | "revisionText">,
+  config: GitConfig,
+  namespace: string,
+): void {
+  const { url, revisionText } = req;
+  if (config.allowedUrls.length > 0 && !config.allowedUrls.some((re) => re.test(url))) {
+    throw forbidden(`param "url": ${url} is not allowed by allowed-urls in git-resolver-config`);
+  }
+  if (config.namespaceUrls) {
+    const rules = config.namespaceUrls.get(namespace) ?? config.namespaceUrls.get("*");
+    if (!rules?.some((re) => re.test(url))) {
+      throw forbidden(
+        `param "url": ${url} is not allowed for namespace ${namespace} by namespace-allowed-urls in git-resolver-config`,
+      );
+    }
+  }
+  if (config.allowedRevisions.length > 0 && !config.allowedRevisions.some((re) => re.test(revisionText))) {
+    throw forbidden(
+      `param "revision": ${JSON.stringify(revisionText)} is not allowed by allowed-revisions in git-resolver-config`,
+    );
+  }
+}

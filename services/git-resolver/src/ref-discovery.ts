@@ -1,0 +1,137 @@
+// Ref discovery in-process with isomorphic-git's smart-HTTP client: a branch
+// or tag resolves in one protocol-v2 `ls-refs` per candidate ref, asked for
+// by prefix so a repository with thousands of refs (pull requests) answers
+// with one line. Measured on loopback: ~6 ms, against ~30 ms for spawning
+// `git ls-remote` (README). No process, no disk.
+import { Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
+import { getRemoteInfo2, listServerRefs } from "isomorphic-git";
+import nodeHttp from "isomorphic-git/http/node";
+import { basicAuthHeader } from "./git-process.ts";
+import { pickRef, refCandidates, type ServerRef } from "./revision.ts";
+import { GitSourceError, type SourceRequest } from "./source.ts";
+
+type HttpClient = Parameters<typeof listServerRefs>[0]["http"];
+
+/** Keep-alive agents per proxy setting, so the GET and POST of a lookup share a connection. */
+const agents = new Map<string, { http: HttpAgent; https: HttpsAgent }>();
+
+function agentsFor(proxy: string | undefined, noProxy: string | undefined) {
+  const key = `${proxy ?? ""}\n${noProxy ?? ""}`;
+  let pair = agents.get(key);
+  if (!pair) {
+    const proxyEnv = proxy ? { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, NO_PROXY: noProxy ?? "" } : undefined;
+    const opts = { keepAlive: true, maxSockets: 16, ...(proxyEnv ? { proxyEnv } : {}) };
+    pair = { http: new HttpAgent(opts), https: new HttpsAgent(opts) };
+    agents.set(key, pair);
+  }
+  return pair;
+}
+
+/** isomorphic-git's node client with our agent (proxy, keep-alive) and the call's abort signal. */
+function httpClient(req: SourceRequest): HttpClient {
+  const pair = agentsFor(req.proxy, req.noProxy);
+  return {
+    request: (r) =>
+      nodeHttp.request({
+        ...r,
+        agent: r.url.startsWith("https:") ? pair.https : pair.http,
+        signal: req.signal,
+      }),
+  };
+}
+
+function headers(req: SourceRequest): Record<string, string> {
+  return req.auth ? { authorization: basicAuthHeader(req.auth) } : {};
+}
+
+export class RefDiscovery {
+  /** The commit `name` (branch, tag, refs/..., HEAD) points to on the remote; annotated tags are peeled. */
+  async resolve(url: string, name: string, req: SourceRequest): Promise<string> {
+    const http = httpClient(req);
+    const lists = await guard(url, req, () =>
+      Promise.all(
+        refCandidates(name).map((prefix) =>
+          listServerRefs({ http, url, prefix, protocolVersion: 2, peelTags: true, headers: headers(req) }),
+        ),
+      ),
+    );
+    const hit = pickRef(lists.flat(), name) ?? (await this.resolveV1(url, name, req));
+    if (hit) return hit.commit;
+    const hint = /^[0-9a-f]{7,39}$/i.test(name)
+      ? "; abbreviated commit ids are not supported, use the full id"
+      : "";
+    throw new GitSourceError(
+      "revision-not-found",
+      `no branch, tag or ref named ${JSON.stringify(name)} in ${url}${hint}`,
+    );
+  }
+
+  /**
+   * isomorphic-git's v2 ls-refs cannot ask a sha256 repository (it does not
+   * send object-format), which then answers with no refs; such servers are
+   * asked again with protocol v1, which advertises every ref.
+   */
+  private async resolveV1(url: string, name: string, req: SourceRequest) {
+    const http = httpClient(req);
+    const info = await guard(url, req, () =>
+      getRemoteInfo2({ http, url, protocolVersion: 2, headers: headers(req) }),
+    );
+    if (info.protocolVersion === 2 && info.capabilities["object-format"] !== "sha256") return undefined;
+    const refs: ServerRef[] = await guard(url, req, () =>
+      listServerRefs({ http, url, protocolVersion: 1, peelTags: true, headers: headers(req) }),
+    );
+    return pickRef(refs, name);
+  }
+
+  /** Proves the credentials may read the repository: one capability request. */
+  async checkAccess(url: string, req: SourceRequest): Promise<void> {
+    const http = httpClient(req);
+    await guard(url, req, () => getRemoteInfo2({ http, url, protocolVersion: 2, headers: headers(req) }));
+  }
+}
+
+/** Maps isomorphic-git's and Node's errors to GitSourceError codes. */
+async function guard<T>(url: string, req: SourceRequest, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toSourceError(url, err, req.signal);
+  }
+}
+
+export function toSourceError(url: string, err: unknown, signal?: AbortSignal): GitSourceError {
+  if (err instanceof GitSourceError) return err;
+  const e = err as { code?: string; name?: string; message?: string; data?: { statusCode?: number } };
+  if (signal?.aborted || e.name === "AbortError") {
+    return new GitSourceError("aborted", `git request aborted: ${String(signal?.reason ?? e.message)}`, {
+      cause: err,
+    });
+  }
+  if (e.code === "HttpError") {
+    const status = e.data?.statusCode ?? 0;
+    if (status === 401 || status === 403) {
+      return new GitSourceError("auth", `${url} refused the credentials (HTTP ${status})`, {
+        cause: err,
+      });
+    }
+    if (status === 404 || status === 410) {
+      return new GitSourceError("repo-not-found", `repository ${url} not found (HTTP ${status})`, {
+        cause: err,
+      });
+    }
+    return new GitSourceError("unavailable", `${url} answered HTTP ${status}`, { cause: err });
+  }
+  if (e.code === "SmartHttpError") {
+    return new GitSourceError("repo-not-found", `${url} is not a git repository (no smart-HTTP answer)`, {
+      cause: err,
+    });
+  }
+  return new GitSourceError(
+    "unavailable",
+    `${url}: ${e.code ? `${e.code}: ` : ""}${e.message ?? String(err)}`,
+    {
+      cause: err,
+    },
+  );
+}

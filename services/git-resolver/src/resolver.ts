@@ -1,0 +1,136 @@
+// GitResolver: Tekton's `git` resolver params on top of a GitSource. It only
+// decides (params, policy, credentials, annotations, error reasons); the git
+// work is the source's.
+
+import { parseDuration } from "@quarry/kube";
+import {
+  defaultRuntimeConfig,
+  type Params,
+  type ResolveContext,
+  type Resolved,
+  type Resolver,
+  type ResolverConfig,
+} from "@quarry/resolver-sdk";
+import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
+import { toResolutionError } from "./errors.ts";
+import { type GitRequest, paramsSchema, parseRequest } from "./params.ts";
+import { checkPolicy } from "./policy.ts";
+import { classifyRevision } from "./revision.ts";
+import type { SecretReader } from "./secrets.ts";
+import type { GitAuth, GitSource, SourceRequest } from "./source.ts";
+
+export const ANNOTATION_URL = "resolution.tekton.dev/url";
+export const ANNOTATION_REVISION = "resolution.tekton.dev/revision";
+export const ANNOTATION_PATH = "resolution.tekton.dev/path";
+export const ANNOTATION_CONTENT_TYPE = "resolution.tekton.dev/content-type";
+/** Set when pathInRepo went through a symlink: the file actually read. */
+export const ANNOTATION_RESOLVED_PATH = "quarry.dev/git-resolved-path";
+
+export interface GitResolverDeps {
+  source: GitSource;
+  readSecret: SecretReader;
+}
+
+export class GitResolver implements Resolver {
+  readonly type = "git";
+  readonly paramsSchema = paramsSchema;
+  private readonly deps: GitResolverDeps;
+  /** Parsed configs by the runtime's (frozen) config object, so each load is parsed once. */
+  private readonly parsed = new WeakMap<ResolverConfig, GitConfig>();
+
+  constructor(deps: GitResolverDeps) {
+    this.deps = deps;
+  }
+
+  validateConfig(config: ResolverConfig): void {
+    this.parsed.set(config, parseGitConfig(config));
+  }
+
+  /** A full commit id pins the content, so the runtime may cache it in "auto" mode. */
+  isImmutable(params: Params): boolean {
+    if (typeof params.revision !== "string") return false;
+    const revision = classifyRevision(params.revision);
+    return "kind" in revision && revision.kind === "commit";
+  }
+
+  /** Tekton's fetch-timeout (per configKey), else the runtime's resolution-timeout. */
+  timeout(params: Params, config: ResolverConfig): number {
+    const key = typeof params.configKey === "string" ? params.configKey : undefined;
+    const fetch = settingsFor(this.config(config), key)?.fetchTimeoutMs;
+    if (fetch !== undefined) return fetch;
+    const raw = config["resolution-timeout"];
+    try {
+      if (raw) return parseDuration(raw);
+    } catch {
+      // the runtime reports its own key
+    }
+    return defaultRuntimeConfig.resolutionTimeoutMs;
+  }
+
+  async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
+    const config = this.config(ctx.config);
+    const req = parseRequest(params, config);
+    checkPolicy(req, config, ctx.namespace);
+    const auth = await this.auth(req, ctx);
+    const sreq: SourceRequest = {
+      auth,
+      signal: ctx.signal,
+      proxy: req.settings.proxy,
+      noProxy: req.settings.noProxy,
+      maxRepositoryBytes: config.maxRepositoryBytes,
+      maxCacheBytes: config.maxCacheBytes,
+    };
+    let commit: string | undefined;
+    try {
+      commit =
+        req.revision.kind === "commit"
+          ? req.revision.sha
+          : await this.deps.source.resolveRevision(req.url, req.revision, sreq);
+      ctx.span.setAttribute("quarry.git.commit", commit);
+      const file = await this.deps.source.readFile(req.url, commit, req.path, sreq);
+      return resolved(req, commit, file.bytes, file.resolvedPath);
+    } catch (err) {
+      throw toResolutionError(err, { url: req.url, commit, withToken: auth !== undefined });
+    }
+  }
+
+  private async auth(req: GitRequest, ctx: ResolveContext): Promise<GitAuth | undefined> {
+    if (!req.token) return undefined;
+    const token = await this.deps.readSecret(ctx.namespace, req.token.secret, req.token.key, ctx.signal);
+    return { username: req.settings.tokenUsername, token };
+  }
+
+  /**
+   * The runtime only hands out configs that passed validateConfig; should one
+   * not parse anyway, the error is thrown (and retried) rather than resolving
+   * without the allow-lists.
+   */
+  private config(raw: ResolverConfig): GitConfig {
+    let c = this.parsed.get(raw);
+    if (!c) {
+      c = parseGitConfig(raw);
+      this.parsed.set(raw, c);
+    }
+    return c;
+  }
+}
+
+/** Status for a read file: Tekton's annotations and refSource (SPDX `git+<url>`, digest by object format). */
+export function resolved(req: GitRequest, commit: string, data: Uint8Array, resolvedPath: string): Resolved {
+  const annotations: Record<string, string> = {
+    [ANNOTATION_URL]: req.url,
+    [ANNOTATION_REVISION]: commit,
+    [ANNOTATION_PATH]: req.path,
+    [ANNOTATION_CONTENT_TYPE]: "application/x-yaml",
+  };
+  if (resolvedPath !== req.path) annotations[ANNOTATION_RESOLVED_PATH] = resolvedPath;
+  return {
+    data,
+    annotations,
+    refSource: {
+      uri: `git+${req.url}`,
+      digest: { [commit.length === 64 ? "sha256" : "sha1"]: commit },
+      entryPoint: req.path,
+    },
+  };
+}
