@@ -7,8 +7,9 @@ Usage:
   quarry resolve TYPE KEY=VALUE... [-n NAMESPACE] [--timeout 90s]
                                         create a ResolutionRequest for resolver TYPE (git, cluster, bundles, ...)
                                         with these params, wait for it, print the resolved YAML and its refSource
-  quarry demo [--keep]                  start an embedded control plane and the lifecycle controller,
-                                        walk four requests to their outcomes, print get/describe, tear down
+  quarry demo [--keep]                  start an embedded control plane, a git server, the lifecycle controller
+                                        and the git and cluster resolvers; walk six requests; print
+                                        get/describe/resolve; tear down
   quarry help                           this text
 
 Options:

@@ -29,7 +29,8 @@ export async function runResolve(
   const name = rr.metadata.name!;
   const stopSpinner = spinner(`resolving ${opts.namespace}/${name} with ${opts.resolverType}`, err);
   const abort = new AbortController();
-  process.once("SIGINT", () => abort.abort(new Error("interrupted")));
+  const onInterrupt = () => abort.abort(new Error("interrupted"));
+  process.once("SIGINT", onInterrupt);
   try {
     const outcome = await waitFor(client, opts.namespace, name, {
       signal: abort.signal,
@@ -55,6 +56,7 @@ export async function runResolve(
     return 0;
   } finally {
     stopSpinner();
+    process.off("SIGINT", onInterrupt);
   }
 }
 

@@ -1,29 +1,37 @@
 // Brings up the demo's cluster with the e2e harness's pieces: the embedded
-// control plane, Quarry's API, two namespaces, and the lifecycle controller
-// as a real process under its own ServiceAccount and shipped RBAC.
+// control plane, Quarry's API and stand-ins for Tekton's CRDs, two
+// namespaces, a local git server, and Quarry's lifecycle controller, cluster
+// resolver and git resolver as real processes (services.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeClient } from "@quarry/kube";
 import { type ControlPlane, startControlPlane } from "../../../e2e/controlplane/controlplane.ts";
-import { installQuarryApi } from "../../../e2e/controlplane/install.ts";
-import { newScenario, type Scenario, setLifecycleConfig } from "../../../e2e/harness/scenario.ts";
-import { type RunningService, startService } from "../../../e2e/harness/service.ts";
+import { installQuarryApi, installTektonCrds } from "../../../e2e/controlplane/install.ts";
+import { applyObject } from "../../../e2e/harness/apply.ts";
+import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "../../../e2e/harness/scenario.ts";
 import { childrenMentioning, stopPids } from "./children.ts";
+import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
+import { type DemoService, startDemoService } from "./services.ts";
 import type { Teardown } from "./teardown.ts";
 
 export const DEMO_TIMEOUT = "5s";
+/** The Task the cluster resolver serves, created in the demo namespace before it starts. */
+export const GREET_TASK = "greet";
 
 export interface DemoCluster {
   cp: ControlPlane;
   admin: KubeClient;
-  /** Where the lifecycle controller runs and the admission policy applies. */
+  /** Where the services' ConfigMaps live, the admission policy applies and most requests go. */
   namespace: string;
   /** Labelled quarry.dev/admission-policy=disabled, so a request without a resolver label gets in. */
   openNamespace: string;
-  controller: RunningService;
+  repo: DemoRepo;
+  services: Record<(typeof SERVICES)[number], DemoService>;
 }
+
+const SERVICES = ["lifecycle-controller", "cluster-resolver", "git-resolver"] as const;
 
 export async function startDemoCluster(
   n: Narrator,
@@ -32,16 +40,104 @@ export async function startDemoCluster(
 ): Promise<DemoCluster> {
   // our own directory: it names the control plane's processes and teardown removes it in any case
   const dir = mkdtempSync(join(tmpdir(), "quarry-demo-"));
+  const cp = await startCleanly(dir, n, teardown);
+  signal.throwIfAborted();
+  const admin = KubeClient.fromEnvironment(cp.adminKubeconfig);
+
+  await n.step(
+    "installing Quarry's API (ResolutionRequest CRD, admission policies) and stand-ins for Tekton's CRDs",
+    // the cluster resolver discovers the Tekton kinds when it starts, so they come first
+    () => Promise.all([installQuarryApi(admin), installTektonCrds(admin)]),
+    () => "CRDs established and served",
+  );
+  signal.throwIfAborted();
+
+  const [scn, open] = await n.step(
+    "creating the demo namespaces",
+    () =>
+      Promise.all([newScenario("demo", { cp }), newScenario("demo-open", { cp, skipAdmissionPolicy: true })]),
+    ([scn, open]) =>
+      `${scn.namespace}, and ${open.namespace} (labelled quarry.dev/admission-policy=disabled)`,
+  );
+  signal.throwIfAborted();
+
+  const repo = await n.step(
+    "starting a git server (git http-backend on loopback) and building a repository with git",
+    () => startDemoGit(dir, teardown, n),
+    (r) => `${r.url}: ${HELLO_PATH}, branch main and tag ${HELLO_TAG} at ${r.commit.slice(0, 7)}`,
+  );
+  signal.throwIfAborted();
+
+  await n.step(
+    "writing the services' ConfigMaps, and a Task for the cluster resolver to serve",
+    () => configure(scn, repo, n),
+    () => "written",
+  );
+  signal.throwIfAborted();
+
+  const services = await n.step(
+    "starting the services, each a real process under its own ServiceAccount with its chart's RBAC",
+    () => startServices(cp, scn, dir, teardown, n, signal),
+    () => "all three ready",
+  );
+  return { cp, admin, namespace: scn.namespace, openNamespace: open.namespace, repo, services };
+}
+
+async function configure(scn: Scenario, repo: DemoRepo, n: Narrator): Promise<void> {
+  const ns = scn.namespace;
+  await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": DEMO_TIMEOUT });
+  n.say(`  ${ns}/lifecycle-controller-config: default-maximum-resolution-timeout: ${DEMO_TIMEOUT}`);
+  // an allow-list, as a production config would have: only the demo's git server
+  const allowed = `${repo.server.baseUrl.replaceAll(".", "\\.")}/.*`;
+  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed });
+  n.say(`  ${ns}/git-resolver-config: allowed-urls: ${allowed}`);
+  await applyObject(scn.admin, {
+    apiVersion: "tekton.dev/v1",
+    kind: "Task",
+    metadata: { name: GREET_TASK, namespace: ns },
+    spec: {
+      params: [{ name: "who", type: "string", default: "world" }],
+      steps: [{ name: "greet", image: "busybox", script: 'echo "hello, $(params.who), from the cluster"' }],
+    },
+  });
+  n.say(`  Task ${ns}/${GREET_TASK}`);
+}
+
+/** In parallel: each is a Node process that spends about a second starting. */
+async function startServices(
+  cp: ControlPlane,
+  scn: Scenario,
+  dir: string,
+  teardown: Teardown,
+  n: Narrator,
+  signal: AbortSignal,
+): Promise<DemoCluster["services"]> {
+  const ctx = { cp, scn, teardown, n, signal };
+  const env: Record<string, Record<string, string>> = {
+    // inside the demo's directory, so the teardown removes it
+    "git-resolver": { QUARRY_GIT_CACHE_DIR: join(dir, "git-cache") },
+  };
+  const started = await Promise.all(
+    SERVICES.map(async (name) => {
+      const s = await startDemoService(name, env[name] ?? {}, ctx);
+      n.say(`  ${name.padEnd(21)} pid ${String(s.svc.pid).padEnd(7)} ServiceAccount ${s.serviceAccount}`);
+      return [name, s] as const;
+    }),
+  );
+  return Object.fromEntries(started) as DemoCluster["services"];
+}
+
+/** Starts the control plane with its teardown registered before the start completes, so Ctrl-C during it still stops what it started. */
+async function startCleanly(dir: string, n: Narrator, teardown: Teardown): Promise<ControlPlane> {
   let cp: ControlPlane | undefined;
   let starting: Promise<ControlPlane> | undefined;
-  // registered before the start completes, so Ctrl-C during it still stops what it started
   teardown.add("the control plane", async () => {
     if (cp) await cp.stop();
     else if (starting) await stopUnfinishedStart(starting, dir);
     rmSync(dir, { recursive: true, force: true });
     n.sayAlways("control plane stopped, its directory removed");
   });
-  const ready = await n.step(
+  return n.step(
     "starting the embedded control plane (etcd + kube-apiserver)",
     () => {
       starting = startControlPlane({ dir, log: (m) => n.say(`  ${m}`) }).then((started) => {
@@ -52,94 +148,8 @@ export async function startDemoCluster(
     },
     (started) => `control plane up at ${started.server}`,
   );
-  signal.throwIfAborted();
-  const admin = KubeClient.fromEnvironment(ready.adminKubeconfig);
-
-  await n.step(
-    "installing Quarry's API (ResolutionRequest CRD, admission policies)",
-    () => installQuarryApi(admin),
-    () => "CRD established and served",
-  );
-  signal.throwIfAborted();
-
-  const [scn, open] = await n.step(
-    "creating the demo namespaces",
-    () =>
-      Promise.all([
-        newScenario("demo", { cp: ready }),
-        newScenario("demo-open", { cp: ready, skipAdmissionPolicy: true }),
-      ]),
-    ([scn, open]) =>
-      `${scn.namespace}, and ${open.namespace} (labelled quarry.dev/admission-policy=disabled)`,
-  );
-  signal.throwIfAborted();
-
-  const controller = await n.step(
-    "starting lifecycle-controller (node services/lifecycle-controller/src/main.ts)",
-    () => startController(ready, scn, teardown, n, signal),
-    (svc) => `pid ${svc.pid}, ServiceAccount ${scn.namespace}/quarry-lifecycle-controller, /readyz 200`,
-  );
-  signal.throwIfAborted();
-
-  await n.step(
-    `setting default-maximum-resolution-timeout: ${DEMO_TIMEOUT} in ${scn.namespace}/lifecycle-controller-config`,
-    () => setLifecycleConfig(scn, { "default-maximum-resolution-timeout": DEMO_TIMEOUT }),
-    () => "the controller watches its ConfigMap and re-decides pending deadlines",
-  );
-  return {
-    cp: ready,
-    admin,
-    namespace: scn.namespace,
-    openNamespace: open.namespace,
-    controller,
-  };
 }
 
-/**
- * Runs the controller as scn.start would (its ServiceAccount, the shipped RBAC), but
- * registers its teardown as soon as the process exists and notices at once if it
- * exits before it is ready, instead of polling /readyz until a deadline.
- */
-async function startController(
-  cp: ControlPlane,
-  scn: Scenario,
-  teardown: Teardown,
-  n: Narrator,
-  signal: AbortSignal,
-): Promise<RunningService> {
-  const id = await scn.identity("lifecycle-controller");
-  const svc = await startService("lifecycle-controller", {
-    kubeconfig: id.kubeconfig,
-    logFile: join(cp.dir, "logs", `${scn.namespace}-lifecycle-controller.log`),
-    // all namespaces: the demo's requests live in two
-    env: { QUARRY_SYSTEM_NAMESPACE: scn.namespace, QUARRY_WATCH_NAMESPACE: "", LOG_LEVEL: "info" },
-    waitReady: false,
-  });
-  teardown.add("lifecycle-controller", async () => {
-    const { code, signal } = await svc.stop();
-    n.sayAlways(`lifecycle-controller stopped (${signal ?? `exit ${code}`})`);
-  });
-  let exited = false;
-  void svc.exited.then(() => {
-    exited = true;
-  });
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    signal.throwIfAborted();
-    if (exited)
-      throw new Error(`lifecycle-controller exited before it was ready; log:\n${svc.logs().slice(-3000)}`);
-    if (Date.now() > deadline)
-      throw new Error(`lifecycle-controller not ready within ${READY_TIMEOUT_MS / 1000}s`);
-    const status = await svc.ops("/readyz").then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return svc;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const READY_TIMEOUT_MS = 30_000;
 /** Without /proc to find its processes, how long teardown waits for an overtaken start to finish. */
 const PENDING_START_GRACE_MS = 10_000;
 

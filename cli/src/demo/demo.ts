@@ -1,10 +1,13 @@
-// `quarry demo`: Quarry's lifecycle on a throwaway cluster in about ten
-// seconds, then `get` and `describe` as a person would run them. Whatever was
-// started is stopped on success, failure or Ctrl-C; `--keep` leaves it
-// running until Ctrl-C so a person can look around.
+// `quarry demo`: Quarry resolving from git and from the cluster, and its
+// lifecycle deciding what no resolver answers, on a throwaway cluster in
+// about fifteen seconds; then `get`, `describe` and `resolve` as a person would
+// run them. Whatever was started is stopped on success, failure or Ctrl-C;
+// `--keep` leaves it running until Ctrl-C so a person can look around.
 import { runDescribe } from "../describe.ts";
 import { runGet } from "../get.ts";
-import { DEMO_TIMEOUT, type DemoCluster, startDemoCluster } from "./cluster.ts";
+import { runResolve } from "../resolve.ts";
+import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK, startDemoCluster } from "./cluster.ts";
+import { HELLO_PATH } from "./git.ts";
 import { Narrator } from "./narrator.ts";
 import { runStories } from "./stories.ts";
 import { Teardown } from "./teardown.ts";
@@ -67,21 +70,41 @@ async function walkThrough(
   out: (s: string) => void,
   keep: { keeping: boolean } | undefined,
 ): Promise<void> {
-  n.say("quarry demo: a throwaway control plane, Quarry's lifecycle controller, four ResolutionRequests");
+  n.say(
+    "quarry demo: a throwaway cluster, a local git server, Quarry's lifecycle controller and two resolvers, six requests",
+  );
   const cluster = await startDemoCluster(n, teardown, signal);
   const tracker = new Tracker(cluster.admin, n, signal);
   const results = await runStories(cluster, n, tracker);
-  n.say(`all four outcomes seen after ${n.elapsed()}`);
+  n.say(`all six outcomes seen after ${n.elapsed()}`);
   signal.throwIfAborted();
 
   out("\n$ quarry get -A\n");
   await runGet(cluster.admin, { namespace: undefined }, out, out);
-  for (const rr of [results.succeeded, results.timedOut, results.failed]) {
+  for (const rr of [results.fromGit, results.gitNotFound, results.timedOut]) {
     const { name, namespace } = rr.metadata;
     signal.throwIfAborted();
     out(`\n$ quarry describe ${name} -n ${namespace}\n`);
     await runDescribe(cluster.admin, namespace!, name!, out);
   }
+  signal.throwIfAborted();
+  // as the command itself would: the YAML on stdout, progress and refSource on stderr
+  out(`\n$ quarry resolve cluster kind=task name=${GREET_TASK} -n ${cluster.namespace}\n`);
+  const resolved = await runResolve(
+    cluster.admin,
+    {
+      resolverType: "cluster",
+      params: [
+        { name: "kind", value: "task" },
+        { name: "name", value: GREET_TASK },
+      ],
+      namespace: cluster.namespace,
+      timeoutMs: 15_000,
+    },
+    out,
+    (s) => process.stderr.write(s),
+  );
+  if (resolved !== 0) throw new Error(`quarry resolve exited ${resolved}`);
   if (keep) {
     keep.keeping = true;
     await keepRunning(cluster, signal);
@@ -97,6 +120,10 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
 
 function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
   const cli = "node cli/src/main.ts";
+  const ns = c.namespace;
+  const logs = Object.entries(c.services).map(
+    ([name, s]) => `  ${name.padEnd(21)} pid ${String(s.svc.pid).padEnd(7)} log ${s.svc.logFile}`,
+  );
   process.stderr.write(
     [
       "",
@@ -104,10 +131,14 @@ function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
       "",
       `  export KUBECONFIG=${c.cp.adminKubeconfig}`,
       `  ${cli} get -A`,
-      `  ${cli} describe nonesuch-task -n ${c.namespace}`,
+      `  ${cli} describe git-hello -n ${ns}`,
+      `  ${cli} resolve git url=${c.repo.url} revision=main pathInRepo=${HELLO_PATH} -n ${ns}`,
+      `  ${cli} resolve cluster kind=task name=${GREET_TASK} -n ${ns}`,
       "",
-      `The lifecycle controller (pid ${c.controller.pid}) watches all namespaces; its timeout is ${DEMO_TIMEOUT},`,
-      `its ConfigMap is ${c.namespace}/lifecycle-controller-config, its log ${c.controller.logFile}.`,
+      `The git server serves ${c.repo.bare}: clone it, commit, push back, and main resolves anew.`,
+      `git-resolver-config allows only ${c.repo.server.baseUrl}. The services watch all namespaces;`,
+      `their ConfigMaps are in ${ns}, the lifecycle timeout is ${DEMO_TIMEOUT}.`,
+      ...logs,
       `Control-plane logs: ${c.cp.dir}/{etcd,kube-apiserver}.log`,
       "",
       "Press Ctrl-C to stop it and clean up.",

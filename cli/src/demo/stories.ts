@@ -1,56 +1,108 @@
-// The demo's four requests, one per outcome the lifecycle controller decides:
-// resolved, alias label normalised then timed out, unknown resolver timed out,
-// and no resolver label at all (rejected at admission, or failed at once
-// where the admission policy is off).
+// The demo's requests: what the resolvers do (a Task from git, a path git
+// does not have, a Task from the cluster by the canonical label and by the
+// seed's alias label) and what the lifecycle controller decides when no
+// resolver answers (a type nobody serves times out; no resolver label at all
+// is rejected at admission, or failed at once where the admission policy is off).
 import { isDone, LABEL_RESOLVER_ALIAS, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
 import { isApiError, type KubeClient, resolutionRequests } from "@quarry/kube";
 import { newRequest } from "../../../e2e/harness/scenario.ts";
 import { serverMessage } from "../errors.ts";
-import type { DemoCluster } from "./cluster.ts";
+import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK } from "./cluster.ts";
+import { HELLO_PATH, HELLO_TAG, trafficSince } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
-import { answerAsGitResolver, GIT_PARAMS, HELLO_TASK } from "./resolver.ts";
-import { succeededIs, type Tracker } from "./tracker.ts";
+import { conditionText, succeededIs, type Tracker } from "./tracker.ts";
 
 export interface StoryResults {
-  succeeded: ResolutionRequest;
+  fromGit: ResolutionRequest;
+  gitNotFound: ResolutionRequest;
   timedOut: ResolutionRequest;
-  failed: ResolutionRequest;
+  unlabelled: ResolutionRequest;
 }
 
 export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promise<StoryResults> {
   const ns = c.namespace;
+  const { url, server } = c.repo;
+  const git = { [LABEL_RESOLVER_TYPE]: "git" };
 
-  n.say(`(1) a git request; this demo plays the git resolver`);
-  let git = await t.create(newRequest(ns, "git-hello", { [LABEL_RESOLVER_TYPE]: "git" }, GIT_PARAMS));
-  git = await t.until(git, "ResolutionInProgress", succeededIs("Unknown"));
-  await answerAsGitResolver(c.admin, git);
-  t.note(
-    git,
-    `the "git resolver" wrote status.data (${Buffer.byteLength(HELLO_TASK)}-byte Task), annotations, refSource`,
+  n.say(`(1) a Task from git: url=${url} revision=main pathInRepo=${HELLO_PATH}`);
+  const before = server.log.length;
+  const fromGit = await outcome(
+    t,
+    await t.create(newRequest(ns, "git-hello", git, { url, revision: "main", pathInRepo: HELLO_PATH })),
+    "True",
   );
-  git = await t.until(git, "success", succeededIs("True"));
+  n.say(`  the git server answered ${trafficSince(server, before)}`);
 
-  // both time out 5s after creation, so start their clocks together and show the rest meanwhile
-  n.say(`(2) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, and (3) a type no resolver serves`);
-  let alias = await t.create(newRequest(ns, "in-cluster-task", { [LABEL_RESOLVER_ALIAS]: "in-cluster" }));
-  let nonesuch = await t.create(newRequest(ns, "nonesuch-task", { [LABEL_RESOLVER_TYPE]: "nonesuch" }));
+  const missing = "tasks/goodbye.yaml";
+  n.say(`(2) a path the repository does not have: revision=${HELLO_TAG} pathInRepo=${missing}`);
+  const again = server.log.length;
+  const gitNotFound = await outcome(
+    t,
+    await t.create(newRequest(ns, "git-goodbye", git, { url, revision: HELLO_TAG, pathInRepo: missing })),
+    "False",
+  );
+  // the tag names the commit (1) fetched, so its trees are in the resolver's on-disk cache
+  const fetched = server.log.slice(again).some((e) => e.command === "fetch");
+  n.say(
+    `  the git server answered ${trafficSince(server, again)}${fetched ? "" : `; no fetch: ${HELLO_TAG} is the commit (1) fetched`}`,
+  );
+
+  n.say(`(3) a Task from the cluster: kind=task name=${GREET_TASK}`);
+  await outcome(
+    t,
+    await t.create(
+      newRequest(
+        ns,
+        "cluster-greet",
+        { [LABEL_RESOLVER_TYPE]: "cluster" },
+        { kind: "task", name: GREET_TASK },
+      ),
+    ),
+    "True",
+  );
+
+  n.say(
+    `(4) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, name=${GREET_TASK} (kind defaults to task)`,
+  );
+  let alias = await t.create(
+    newRequest(ns, "in-cluster-greet", { [LABEL_RESOLVER_ALIAS]: "in-cluster" }, { name: GREET_TASK }),
+  );
+  // the controller sets the canonical label, which is what the cluster resolver watches for
   alias = await t.until(
     alias,
     "canonical label",
-    // the controller sets the label first, then initialises the condition
-    (rr) => rr.metadata.labels?.[LABEL_RESOLVER_TYPE] === "cluster" && succeededIs("Unknown")(rr),
+    (rr) => rr.metadata.labels?.[LABEL_RESOLVER_TYPE] === "cluster",
   );
+  await outcome(t, alias, "True");
+
+  n.say(`(5) a type no resolver serves: the lifecycle controller times it out after ${DEMO_TIMEOUT}`);
+  let nonesuch = await t.create(newRequest(ns, "nonesuch-task", { [LABEL_RESOLVER_TYPE]: "nonesuch" }));
   nonesuch = await t.until(nonesuch, "ResolutionInProgress", succeededIs("Unknown"));
 
-  n.say(`(4) a request with no resolver label`);
+  n.say(`(6) a request with no resolver label, meanwhile`);
   await showAdmissionRejection(c.admin, n, ns);
-  let unlabelled = await t.create(newRequest(c.openNamespace, "unlabelled", {}));
-  unlabelled = await t.until(unlabelled, "failure", isDone);
+  const unlabelled = await t.until(
+    await t.create(newRequest(c.openNamespace, "unlabelled", {})),
+    "failure",
+    isDone,
+  );
 
-  n.say(`waiting for (2) and (3) to time out`);
-  alias = await t.until(alias, "timeout", isDone);
-  await t.until(nonesuch, "timeout", isDone);
-  return { succeeded: git, timedOut: alias, failed: unlabelled };
+  n.say(`waiting for (5) to time out`);
+  const timedOut = await t.until(nonesuch, "timeout", isDone);
+  return { fromGit, gitNotFound, timedOut, unlabelled };
+}
+
+/** Waits for the request's outcome and fails the demo, saying why, if it is not the one the story expects. */
+async function outcome(
+  t: Tracker,
+  rr: ResolutionRequest,
+  expected: "True" | "False",
+): Promise<ResolutionRequest> {
+  const done = await t.until(rr, "outcome", isDone);
+  if (!succeededIs(expected)(done)) {
+    throw new Error(`${done.metadata.namespace}/${done.metadata.name} ended ${conditionText(done)}`);
+  }
+  return done;
 }
 
 /**

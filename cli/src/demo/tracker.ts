@@ -1,12 +1,14 @@
 // Follows the demo's requests through the API (a watch per wait, as a client
-// would) and narrates each change of resolver label or Succeeded condition
-// once, however many waits observe it.
+// would) and narrates each change of resolver label, resolved data or
+// Succeeded condition once, however many waits observe it.
 import { performance } from "node:perf_hooks";
 import {
+  ANNOTATION_REASON,
   CONDITION_SUCCEEDED,
   getCondition,
   isDone,
   LABEL_RESOLVER_TYPE,
+  type RefSource,
   type ResolutionRequest,
 } from "@quarry/api";
 import { type KubeClient, resolutionRequests } from "@quarry/kube";
@@ -15,11 +17,14 @@ import type { Narrator } from "./narrator.ts";
 interface Seen {
   label: string | undefined;
   condition: string | undefined;
+  hasData: boolean;
   createdAt: number;
 }
 
 export class Tracker {
   private readonly seen = new Map<string, Seen>();
+  /** refSources already printed: a second request for the same object says so instead. */
+  private readonly refSources = new Set<string>();
   private readonly client: KubeClient;
   private readonly say: Narrator["say"];
   private readonly signal: AbortSignal;
@@ -34,7 +39,12 @@ export class Tracker {
   async create(rr: ResolutionRequest): Promise<ResolutionRequest> {
     const created = await this.client.create(resolutionRequests, rr);
     const label = created.metadata.labels?.[LABEL_RESOLVER_TYPE];
-    this.seen.set(keyOf(created), { label, condition: undefined, createdAt: performance.now() });
+    this.seen.set(keyOf(created), {
+      label,
+      condition: undefined,
+      hasData: false,
+      createdAt: performance.now(),
+    });
     const labels = Object.entries(created.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`);
     this.note(created, `created${labels.length ? ` with ${labels.join(", ")}` : " with no labels"}`);
     return created;
@@ -89,23 +99,52 @@ export class Tracker {
       seen.label = label;
       this.note(rr, `label ${LABEL_RESOLVER_TYPE}=${label ?? "<none>"} set by the lifecycle controller`);
     }
+    if (rr.status?.data && !seen.hasData) {
+      // the resolver writes the data; the lifecycle controller then marks the request Succeeded
+      seen.hasData = true;
+      const bytes = Buffer.from(rr.status.data, "base64").length;
+      this.note(
+        rr,
+        `${label ?? "the"} resolver wrote status.data (${bytes} bytes)  ${since(seen.createdAt)}`,
+      );
+      if (rr.status.refSource) {
+        const ref = refSourceText(rr.status.refSource);
+        const repeat = this.refSources.has(ref);
+        this.refSources.add(ref);
+        this.say(`${" ".repeat(33)}refSource ${repeat ? "the same as above" : ref}`);
+      }
+    }
     const condition = conditionText(rr);
     if (condition !== seen.condition) {
       seen.condition = condition;
-      const after = isDone(rr)
-        ? `  (${((performance.now() - seen.createdAt) / 1000).toFixed(1)}s after creation)`
-        : "";
-      if (condition) this.note(rr, `${condition}${after}`);
+      if (condition) this.note(rr, `${condition}${isDone(rr) ? `  ${since(seen.createdAt)}` : ""}`);
     }
   }
 }
 
-/** `Succeeded=False ResolutionTimedOut: message`; undefined before any condition. */
+/** "(0.31s after creation)": sub-second resolutions are the point, so two decimals below 10s. */
+function since(createdAt: number): string {
+  const s = (performance.now() - createdAt) / 1000;
+  return `(${s.toFixed(s < 10 ? 2 : 1)}s after creation)`;
+}
+
+/** `uri sha1:… entryPoint`, as `quarry resolve` prints it. */
+export function refSourceText(ref: RefSource): string {
+  const digest = Object.entries(ref.digest).map(([alg, hex]) => `${alg}:${hex}`);
+  return [ref.uri, ...digest, ...(ref.entryPoint ? [ref.entryPoint] : [])].join(" ");
+}
+
+/**
+ * `Succeeded=False ResolutionFailed (NotFound): message`, with Quarry's finer
+ * reason from the status annotation when there is one; undefined before any condition.
+ */
 export function conditionText(rr: ResolutionRequest): string | undefined {
   const c = getCondition(rr.status, CONDITION_SUCCEEDED);
   if (!c) return undefined;
   let text = `${c.type}=${c.status}`;
   if (c.reason) text += ` ${c.reason}`;
+  const finer = rr.status?.annotations?.[ANNOTATION_REASON];
+  if (finer) text += ` (${finer})`;
   if (c.message) text += `: ${c.message}`;
   return text;
 }
