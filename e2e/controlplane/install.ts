@@ -25,33 +25,33 @@ async function applyCrds(admin: KubeClient, file: string): Promise<void> {
   const crds = (await applyFile(admin, file)).filter(
     (o) => o.kind === "CustomResourceDefinition",
   ) as CrdSpec[];
-  for (const { metadata, spec } of crds) {
-    await waitUntil(`CRD ${metadata.name} established`, async () => {
-      const crd = await admin.get<Crd>(kinds.CustomResourceDefinition!, undefined, metadata.name!);
-      return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
+  await Promise.all(crds.map((crd) => waitServed(admin, crd)));
+}
+
+async function waitServed(admin: KubeClient, { metadata, spec }: CrdSpec): Promise<void> {
+  await waitUntil(`CRD ${metadata.name} established`, async () => {
+    const crd = await admin.get<Crd>(kinds.CustomResourceDefinition!, undefined, metadata.name!);
+    return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
+  });
+  for (const v of spec.versions.filter((x) => x.served)) {
+    const rt = {
+      group: spec.group,
+      version: v.name,
+      plural: spec.names.plural,
+      kind: spec.names.kind,
+      namespaced: true,
+    };
+    await waitUntil(`${spec.names.plural}.${spec.group}/${v.name} served`, async () => {
+      // discovery lags behind Established; clients that discover (the cluster resolver) need it
+      const discovery = await admin.request<{ resources: { name: string }[] }>(
+        "GET",
+        `/apis/${spec.group}/${v.name}`,
+      );
+      if (!discovery.resources.some((r) => r.name === spec.names.plural)) return false;
+      // resourceVersion=0 is served from the watch cache, which answers 429 until it is ready
+      await admin.list(rt, undefined, { limit: 1, resourceVersion: "0" });
+      return true;
     });
-    for (const v of spec.versions.filter((x) => x.served)) {
-      const rt = {
-        group: spec.group,
-        version: v.name,
-        plural: spec.names.plural,
-        kind: spec.names.kind,
-        namespaced: true,
-      };
-      await waitUntil(`${spec.names.plural}.${spec.group}/${v.name} served`, async () => {
-        // discovery lags behind Established; clients that discover (the cluster resolver) need it
-        const discovery = await admin.request<{ resources: { name: string }[] }>(
-          "GET",
-          `/apis/${spec.group}/${v.name}`,
-        );
-        if (!discovery.resources.some((r) => r.name === spec.names.plural)) return false;
-        const abort = new AbortController();
-        await admin.list(rt, undefined, { limit: 1 });
-        await admin.watch(rt, undefined, { timeoutSeconds: 1 }, abort.signal).next();
-        abort.abort();
-        return true;
-      });
-    }
   }
 }
 

@@ -1,5 +1,5 @@
 // cluster-resolver: resolves Tasks, Pipelines and StepActions from this cluster.
-import { apiVersionOf, type KubeObject, ServiceRuntime } from "@quarry/kube";
+import { apiVersionOf, isApiError, type KubeObject, ServiceRuntime } from "@quarry/kube";
 import { runResolver } from "@quarry/resolver-sdk";
 import { servedKinds } from "./discovery.ts";
 import type { ClusterKind } from "./kinds.ts";
@@ -13,6 +13,11 @@ for (const [kind, rt] of Object.entries(await servedKinds(runtime.client))) {
     informer: runtime.informer<KubeObject>(rt, { namespace: undefined }),
     apiVersion: apiVersionOf(rt),
     plural: rt.plural,
+    read: (namespace, name, signal) =>
+      runtime.client.get<KubeObject>(rt, namespace, name, signal).catch((err: unknown) => {
+        if (isApiError(err, 404)) return undefined;
+        throw err;
+      }),
   };
 }
 runtime.log.info({ kinds: Object.keys(served) }, "serving kinds");

@@ -19,6 +19,12 @@ export interface ServedKind {
   informer: Informer<KubeObject>;
   apiVersion: string;
   plural: string;
+  /**
+   * Reads one object from the API. Used only on a cache miss, so an object
+   * created an instant before the request (not yet seen by the watch) is not
+   * reported missing; hits never call the API.
+   */
+  read(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject | undefined>;
 }
 
 export const clusterParamsSchema = {
@@ -66,7 +72,7 @@ export class ClusterResolver implements Resolver {
     if (!served) {
       throw new ResolutionError("UnsupportedKind", `param "kind": this cluster does not serve ${kind}s`);
     }
-    const obj = served.informer.get(namespace, name);
+    const obj = served.informer.get(namespace, name) ?? (await served.read(namespace, name, ctx.signal));
     if (!obj) throw notFound(`${kind} ${namespace}/${name} not found`);
     const { bytes, sha256 } = renderObject(obj as KubeObject & Record<string, unknown>);
     return {

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Informer, KubeObject } from "@quarry/kube";
+import { ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { ClusterResolver, type ServedKind } from "./resolver.ts";
+
+const task = (ns: string, name: string): KubeObject => ({
+  apiVersion: "tekton.dev/v1",
+  kind: "Task",
+  metadata: { name, namespace: ns, uid: "u1" },
+});
+
+function served(cached: KubeObject[], api: KubeObject[]): ServedKind & { reads: number } {
+  const s = {
+    reads: 0,
+    apiVersion: "tekton.dev/v1",
+    plural: "tasks",
+    informer: {
+      get: (ns: string | undefined, name: string) =>
+        cached.find((o) => o.metadata.namespace === ns && o.metadata.name === name),
+    } as unknown as Informer<KubeObject>,
+    read: async (ns: string, name: string) => {
+      s.reads++;
+      return api.find((o) => o.metadata.namespace === ns && o.metadata.name === name);
+    },
+  };
+  return s;
+}
+
+const ctx = (config: Record<string, string> = {}) =>
+  ({ namespace: "ns", name: "r", signal: new AbortController().signal, config }) as unknown as ResolveContext;
+
+test("a cache hit makes no API call", async () => {
+  const kind = served([task("ns", "t")], []);
+  const r = await new ClusterResolver({ task: kind }).resolve({ name: "t" }, ctx());
+  assert.match(Buffer.from(r.data).toString(), /kind: Task/);
+  assert.equal(kind.reads, 0);
+  assert.equal(r.refSource?.uri, "/apis/tekton.dev/v1/namespaces/ns/tasks/t@u1");
+});
+
+test("a miss asks the API once: an object created just before the request is found", async () => {
+  const kind = served([], [task("ns", "new")]);
+  const r = await new ClusterResolver({ task: kind }).resolve({ name: "new" }, ctx());
+  assert.equal(r.annotations?.["resolution.tekton.dev/name"], "new");
+  assert.equal(kind.reads, 1);
+  await assert.rejects(
+    new ClusterResolver({ task: kind }).resolve({ name: "gone" }, ctx()),
+    (e) => e instanceof ResolutionError && e.reason === "NotFound",
+  );
+});
+
+test("policy is checked before any lookup; unserved kinds are UnsupportedKind", async () => {
+  const kind = served([task("other", "t")], []);
+  const resolver = new ClusterResolver({ task: kind });
+  await assert.rejects(
+    resolver.resolve({ name: "t", namespace: "other" }, ctx()),
+    (e) => e instanceof ResolutionError && e.reason === "Forbidden",
+  );
+  assert.equal(kind.reads, 0);
+  await assert.rejects(
+    resolver.resolve({ name: "t", kind: "pipeline" }, ctx()),
+    (e) => e instanceof ResolutionError && e.reason === "UnsupportedKind",
+  );
+});
