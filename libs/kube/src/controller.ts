@@ -62,12 +62,18 @@ export class Controller {
    * otherwise wake it (and skip its backoff) passes e.g. a generation check.
    */
   handlers<T extends KubeObject>(
-    opts: { filter?: (obj: T) => boolean; update?: (oldObj: T, obj: T) => boolean } = {},
+    opts: {
+      filter?: (obj: T) => boolean;
+      update?: (oldObj: T, obj: T) => boolean;
+      /** Lane for new objects; "slow" lets updates of known objects (e.g. completions) go first. */
+      addLane?: "fast" | "slow";
+    } = {},
   ): InformerHandlers<T> {
     const filter = opts.filter ?? (() => true);
     const update = opts.update ?? (() => true);
+    const add = opts.addLane === "slow" ? (k: string) => this.enqueueSlow(k) : (k: string) => this.enqueue(k);
     return {
-      onAdd: (obj) => filter(obj) && this.enqueue(objectKey(obj)),
+      onAdd: (obj) => filter(obj) && add(objectKey(obj)),
       onUpdate: (old, obj) => filter(obj) && update(old, obj) && this.enqueue(objectKey(obj)),
       onDelete: (obj) => this.enqueue(objectKey(obj)),
       onResync: (obj) => filter(obj) && this.enqueueSlow(objectKey(obj)),

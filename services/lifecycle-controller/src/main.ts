@@ -17,7 +17,10 @@ const controller = runtime.controller(
     log: runtime.log.child({ controller: "lifecycle" }),
   }),
 );
-requests.on(controller.handlers());
+// New requests wait in the slow lane: under a burst, completing requests whose data has landed
+// goes first, and a request resolved before its first look goes straight to True (one write, no
+// race with the resolver's data write). Initialisation is only a progress marker.
+requests.on(controller.handlers({ addLane: "slow" }));
 // a new timeout moves every pending deadline: re-decide them all
 config.onChange(() => {
   for (const rr of requests.list()) controller.enqueue(`${rr.metadata.namespace}/${rr.metadata.name}`);

@@ -1,0 +1,97 @@
+// The lifecycle floor as other benchmarks compare against it: the floor's
+// client (create, then write status.data itself: an instant resolver), and
+// the floor's published figures (the median row in docs/performance.md).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { LABEL_RESOLVER_TYPE } from "@quarry/api";
+import { type KubeClient, resolutionRequests } from "@quarry/kube";
+import { repoRoot } from "../../e2e/harness/paths.ts";
+import { newRequest } from "../../e2e/harness/scenario.ts";
+import { createWithRetry, type Sample, withRetry } from "./requests.ts";
+
+/** What the floor's client writes as status.data: a small Task. */
+export const FLOOR_DATA = Buffer.from(
+  "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: hello\nspec:\n  steps:\n    - name: echo\n      image: alpine\n      script: echo hello\n",
+).toString("base64");
+
+/** The floor's per-request client: create (labelled git, no resolver runs), then write status.data. */
+export function floorSend(namespace: string, stats: { retries: number }, signal: AbortSignal) {
+  return async (client: KubeClient, name: string, _i: number, s: Sample): Promise<void> => {
+    await createWithRetry(
+      client,
+      newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" }),
+      stats,
+      signal,
+    );
+    s.created = performance.now();
+    await withRetry(
+      () =>
+        client.mergePatch(resolutionRequests, namespace, name, { status: { data: FLOOR_DATA } }, "status"),
+      stats,
+      signal,
+    );
+    s.patched = performance.now();
+  };
+}
+
+export interface DocumentedFloor {
+  source: string;
+  /** the documented command's parameters (bench/lifecycle-floor.ts defaults) */
+  requests: number;
+  concurrency: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  wallSeconds: number;
+  throughputPerSecond: number;
+}
+
+/**
+ * The median row of the first figures table under "## Lifecycle controller:
+ * API floor" in docs/performance.md (the current default's runs), or an
+ * error saying what was not found.
+ */
+export function documentedFloor(file = join(repoRoot, "docs", "performance.md")): DocumentedFloor | Error {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    return new Error(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const section = text.split(/^## /m).find((s) => s.startsWith("Lifecycle controller: API floor"));
+  if (!section) return new Error(`no "## Lifecycle controller: API floor" section in ${file}`);
+  const lines = section.split("\n");
+  const headerAt = lines.findIndex((l) => l.startsWith("| run") && l.includes("p50 ms"));
+  if (headerAt < 0) return new Error(`no figures table in the floor section of ${file}`);
+  const cells = (l: string) =>
+    l
+      .split("|")
+      .slice(1, -1)
+      .map((c) => c.trim().replaceAll("*", ""));
+  const header = cells(lines[headerAt]!);
+  let median: string[] | undefined;
+  for (let i = headerAt + 2; i < lines.length && lines[i]!.startsWith("|"); i++) {
+    const row = cells(lines[i]!);
+    if (row[0]?.startsWith("median")) median = row;
+  }
+  if (!median) return new Error(`no median row in the floor's figures table in ${file}`);
+  const col = (name: string) => {
+    const at = header.indexOf(name);
+    return at < 0 ? Number.NaN : Number(median[at]);
+  };
+  const floor: DocumentedFloor = {
+    source: "docs/performance.md, lifecycle floor, median of the current default's runs",
+    requests: 500,
+    concurrency: 16,
+    p50: col("p50 ms"),
+    p90: col("p90 ms"),
+    p99: col("p99 ms"),
+    max: col("max ms"),
+    wallSeconds: col("wall s"),
+    throughputPerSecond: col("req/s"),
+  };
+  if (Number.isNaN(floor.p50)) return new Error(`the floor's median row in ${file} has no p50`);
+  return floor;
+}

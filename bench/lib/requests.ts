@@ -1,0 +1,258 @@
+// Driving ResolutionRequests for benchmarks: clients that create them (and
+// whatever else a benchmark's client does per request), a watch that
+// timestamps what each request goes through, and per-request timelines.
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import type { ResolutionRequest } from "@quarry/api";
+import { errorMessage, isApiError, type KubeClient, resolutionRequests } from "@quarry/kube";
+import { succeeded } from "../../e2e/harness/scenario.ts";
+import { log, sleep } from "./run.ts";
+
+/** One request's timeline (performance.now(), ms). */
+export interface Sample {
+  name: string;
+  /** just before the create was sent */
+  t0: number;
+  /** the create returned */
+  created?: number;
+  /** the client's own status.data write returned (benchmarks whose client plays the resolver) */
+  patched?: number;
+  /** first seen Succeeded=Unknown on the watch */
+  inProgress?: number;
+  /** first seen with status.data on the watch */
+  dataSeen?: number;
+  /** first seen Succeeded=True on the watch */
+  done?: number;
+  /** Succeeded=False, or a client error */
+  failed?: string;
+}
+
+export class Tracker {
+  private readonly samples = new Map<string, Sample>();
+  private readonly waiters = new Set<() => void>();
+
+  track(s: Sample): void {
+    this.samples.set(s.name, s);
+  }
+
+  observe(rr: ResolutionRequest, at: number): void {
+    const s = this.samples.get(rr.metadata.name ?? "");
+    if (!s) return;
+    if (rr.status?.data && s.dataSeen === undefined) s.dataSeen = at;
+    const cond = succeeded(rr);
+    if (!cond) return;
+    if (cond.status === "Unknown" && s.inProgress === undefined) s.inProgress = at;
+    else if (cond.status === "True" && s.done === undefined) {
+      s.done = at;
+      this.notify();
+    } else if (cond.status === "False" && s.failed === undefined && s.done === undefined) {
+      s.failed = `${cond.reason ?? "False"}: ${cond.message ?? ""}`;
+      this.notify();
+    }
+  }
+
+  fail(s: Sample, why: string): void {
+    s.failed ??= why;
+    this.notify();
+  }
+
+  /** Resolves once every sample is done or failed, or when `signal` aborts. */
+  settled(batch: readonly Sample[], signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
+          this.waiters.delete(check);
+          signal.removeEventListener("abort", check);
+          resolve();
+        }
+      };
+      this.waiters.add(check);
+      signal.addEventListener("abort", check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+/** Watches a namespace's requests until `signal` aborts, resuming after errors. */
+export async function watchRequests(
+  client: KubeClient,
+  namespace: string,
+  tracker: Tracker,
+  signal: AbortSignal,
+  stats: { restarts: number },
+): Promise<void> {
+  // start from a listed resourceVersion so nothing created afterwards is missed
+  let rv = "";
+  while (!rv && !signal.aborted) {
+    try {
+      rv = (await client.list(resolutionRequests, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
+    } catch (err) {
+      log(`list failed (${errorMessage(err)}); retrying`);
+      await sleep(200);
+    }
+  }
+  while (!signal.aborted) {
+    try {
+      const events = client.watch<ResolutionRequest>(
+        resolutionRequests,
+        namespace,
+        { resourceVersion: rv || undefined, allowWatchBookmarks: true, timeoutSeconds: 600 },
+        signal,
+      );
+      for await (const ev of events) {
+        const at = performance.now();
+        if (ev.type === "ERROR") {
+          const status = ev.object as unknown as { code?: number; message?: string };
+          if (status.code === 410) rv = ""; // too old: rewatch from now (synthetic ADDED for all)
+          throw new Error(`watch ERROR event: ${status.message ?? JSON.stringify(ev.object)}`);
+        }
+        rv = ev.object.metadata.resourceVersion ?? rv;
+        if (ev.type !== "BOOKMARK") tracker.observe(ev.object, at);
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (isApiError(err, 410)) rv = "";
+      stats.restarts++;
+      log(`watch restarted after: ${errorMessage(err)}`);
+      await sleep(200);
+    }
+  }
+}
+
+/** Retries transient API errors (network, 429, 5xx) with a short backoff, up to 5 attempts. */
+export async function withRetry<T>(
+  what: () => Promise<T>,
+  stats: { retries: number },
+  signal: AbortSignal,
+  acceptOnRetry?: (err: unknown) => boolean,
+): Promise<T | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await what();
+    } catch (err) {
+      if (attempt > 1 && acceptOnRetry?.(err)) return undefined;
+      const transient = !isApiError(err) || err.status === 429 || err.status >= 500;
+      if (!transient || attempt >= 5 || signal.aborted) throw err;
+      stats.retries++;
+      await sleep(50 * 2 ** attempt);
+    }
+  }
+}
+
+/** Creates a request (retrying; a 409 on a retry means an earlier attempt did create it). */
+export async function createWithRetry(
+  client: KubeClient,
+  rr: ResolutionRequest,
+  stats: { retries: number },
+  signal: AbortSignal,
+): Promise<void> {
+  await withRetry(
+    () => client.create(resolutionRequests, rr),
+    stats,
+    signal,
+    (err) => isApiError(err, 409),
+  );
+}
+
+export interface BatchResult {
+  samples: Sample[];
+  /** first create sent */
+  start: number;
+  /** last Succeeded=True seen (now, if none) */
+  end: number;
+}
+
+/**
+ * `n` requests named `<prefix>-00000`…, sent by `clients.length` concurrent
+ * clients: `send` creates request `i` (and does whatever else the client does
+ * for it), recording `created`/`patched` on the sample. Open loop by default:
+ * a client sends its next request as soon as `send` returns, so a burst
+ * outruns the controllers and queues in them; with `closedLoop` it first waits
+ * for the request to finish. Resolves once every request is done or failed, or
+ * when `signal` aborts.
+ */
+export async function runBatch(opts: {
+  clients: readonly KubeClient[];
+  prefix: string;
+  n: number;
+  tracker: Tracker;
+  signal: AbortSignal;
+  send: (client: KubeClient, name: string, i: number, s: Sample) => Promise<void>;
+  /** each client waits until its request is done (or failed) before sending the next (closed loop) */
+  closedLoop?: boolean;
+}): Promise<BatchResult> {
+  const { clients, prefix, n, tracker, signal, send } = opts;
+  const samples: Sample[] = [];
+  let next = 0;
+  const start = performance.now();
+  const worker = async (client: KubeClient) => {
+    for (;;) {
+      if (signal.aborted) return;
+      const i = next++;
+      if (i >= n) return;
+      const name = `${prefix}-${String(i).padStart(5, "0")}`;
+      const s: Sample = { name, t0: performance.now() };
+      tracker.track(s);
+      samples.push(s);
+      try {
+        await send(client, name, i, s);
+      } catch (err) {
+        tracker.fail(s, `client: ${errorMessage(err)}`);
+      }
+      if (opts.closedLoop) await tracker.settled([s], signal);
+    }
+  };
+  await Promise.all(clients.map(worker));
+  await tracker.settled(samples, signal);
+  const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
+  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
+}
+
+/** The measured timelines as CSV, in ms since the batch's first create. */
+export function samplesCsv(batch: BatchResult, phase = ""): string {
+  const rel = (t: number | undefined) => (t === undefined ? "" : (t - batch.start).toFixed(1));
+  const rows = batch.samples.map((s) =>
+    [
+      phase,
+      s.name,
+      rel(s.t0),
+      rel(s.created),
+      rel(s.patched),
+      rel(s.inProgress),
+      rel(s.dataSeen),
+      rel(s.done),
+      JSON.stringify(s.failed ?? ""),
+    ].join(","),
+  );
+  return `${rows.join("\n")}\n`;
+}
+export const SAMPLES_CSV_HEADER =
+  "phase,name,t0,created,patched,inProgressSeen,dataSeen,succeededSeen,failed\n";
+
+/** Counts a service's log lines by message (pino JSON lines). */
+export function logCounts(file: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return counts;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const rec = JSON.parse(line) as { msg?: unknown };
+      if (typeof rec.msg === "string") counts[rec.msg] = (counts[rec.msg] ?? 0) + 1;
+    } catch {}
+  }
+  return counts;
+}
+
+/** after − before of logCounts, for one message. */
+export function logDelta(before: Record<string, number>, after: Record<string, number>, msg: string): number {
+  return (after[msg] ?? 0) - (before[msg] ?? 0);
+}
