@@ -290,7 +290,9 @@ export async function duBytes(dir: string): Promise<number> {
       .filter((e) => e.isFile())
       .map(async (e) => {
         try {
-          total += (await stat(join(e.parentPath, e.name))).size;
+          // read the size first: `total += await …` would read `total` before the await and lose updates
+          const { size } = await stat(join(e.parentPath, e.name));
+          total += size;
         } catch {
           // removed meanwhile (a tmp pack renamed)
         }

@@ -1,24 +1,42 @@
 // Git engine benchmark: reading one file from a repository whose tip tree is
-// large (default 156 MB), served by the fixture smart-HTTP server on loopback.
+// large (default 156 MB), served by the fixture smart-HTTP server on loopback,
+// engine against engine (no Kubernetes: bench/git-large-history.ts measures
+// the same through the real service).
 //
-//   node services/git-resolver/bench/engines.ts [--tree-mb 156] [--runs 3]
+//   node bench/git-engines.ts [--tree-mb 156] [--runs 3] [--content source|fixture]
 //
 // Compares, for a cold cache, a new commit on the branch, and a hot cache:
 //   tekton   Tekton's git resolver: clone --depth=1 --no-checkout, fetch, checkout, read (per request)
-//   quarry   GitCliSource (this service): ref discovery in-process, blob-filtered fetch, ls-tree, cat-file
+//   quarry   GitCliSource (the git resolver's engine): ref discovery in-process, blob-filtered fetch, ls-tree, cat-file
 // Each measurement runs in a fresh process: wall time of the operation, the
 // peak RSS of the largest git process (every git call goes through a PATH shim
 // running it under /usr/bin/time, which counts the helpers git forks), and for
 // quarry how much the node process doing the work grew (its peak RSS over the
 // RSS it had before the operation: isomorphic-git's ref discovery, buffers).
-import { execFile, execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+//
+// --content source (default) fills the tree with source-like text that packs
+// about 1.8:1 (bench/lib/git-repo.ts); --content fixture uses e2e/fixtures'
+// addHistory, whose files are near-copies of each other, so the 156 MB tree
+// packs into a few MB (how the figures in services/git-resolver/README.md
+// were made).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs, promisify } from "node:util";
-import { RepoBuilder } from "../../../e2e/fixtures/git-repos.ts";
-import { startGitServer } from "../../../e2e/fixtures/git-server.ts";
-import { GitCliSource } from "../src/git-cli-source.ts";
+import { parseArgs } from "node:util";
+import { RepoBuilder } from "../e2e/fixtures/git-repos.ts";
+import { startGitServer } from "../e2e/fixtures/git-server.ts";
+import { GitCliSource } from "../services/git-resolver/src/git-cli-source.ts";
+import { GitTimeShim, run } from "./lib/git-procs.ts";
+import {
+  bulkPath,
+  commitFiles,
+  fastImport,
+  historyCommits,
+  initBare,
+  repoSizes,
+  taskYaml,
+} from "./lib/git-repo.ts";
 
 const { values } = parseArgs({
   options: {
@@ -28,11 +46,12 @@ const { values } = parseArgs({
     cache: { type: "string" },
     "tree-mb": { type: "string", default: "156" },
     runs: { type: "string", default: "3" },
+    content: { type: "string", default: "source" },
   },
 });
 
 if (values.phase) {
-  await runPhase(values.engine!, values.url!, values.cache!);
+  await runPhase(values.engine ?? "", values.url ?? "", values.cache ?? "");
   process.exit(0);
 }
 
@@ -65,60 +84,75 @@ interface Sample {
   nodeKiB: number | undefined;
 }
 
-/** A directory with a `git` that runs the real one under /usr/bin/time, appending its peak RSS (KiB) to a file. */
-function gitShim(): { dir: string; log: string } {
-  const dir = mkdtempSync(join(tmpdir(), "git-shim-"));
-  const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-  const log = join(dir, "rss.log");
-  writeFileSync(join(dir, "git"), `#!/bin/sh\nexec /usr/bin/time -a -o "${log}" -f "%M" "${real}" "$@"\n`);
-  chmodSync(join(dir, "git"), 0o755);
-  writeFileSync(log, "");
-  return { dir, log };
-}
-
 /** Runs one phase in a child (asynchronously: the git server answers from this process). */
 async function measure(engine: string, url: string, cache: string): Promise<Sample> {
-  const shim = gitShim();
-  const res = await promisify(execFile)(
-    process.execPath,
-    [import.meta.filename, "--phase", "x", "--engine", engine, "--url", url, "--cache", cache],
-    {
-      encoding: "utf8",
-      env: { ...process.env, PATH: `${shim.dir}:${process.env.PATH}` },
-      maxBuffer: 1 << 24,
-    },
-  );
-  const out = `${res.stdout}\n${res.stderr}`;
-  const op = /op-ms ([\d.]+) node-growth-kib (\d+)/.exec(out);
-  const rss = readFileSync(shim.log, "utf8").split("\n").filter(Boolean).map(Number);
-  rmSync(shim.dir, { recursive: true, force: true });
-  return {
-    wallMs: Number(op?.[1]),
-    gitPeakKiB: Math.max(0, ...rss),
-    nodeKiB: engine === "quarry" ? Number(op?.[2]) : undefined,
-  };
+  const shim = new GitTimeShim();
+  try {
+    const out = await run(
+      process.execPath,
+      [import.meta.filename, "--phase", "x", "--engine", engine, "--url", url, "--cache", cache],
+      { env: { ...process.env, PATH: shim.path() } },
+    );
+    const op = /op-ms ([\d.]+) node-growth-kib (\d+)/.exec(out);
+    return {
+      wallMs: Number(op?.[1]),
+      gitPeakKiB: Math.max(0, ...shim.take().map((p) => p.maxRssKiB)),
+      nodeKiB: engine === "quarry" ? Number(op?.[2]) : undefined,
+    };
+  } finally {
+    shim.dispose();
+  }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 const treeMb = Number(values["tree-mb"]);
 const runs = Number(values.runs);
+const content = values.content;
+if (content !== "source" && content !== "fixture") throw new Error(`--content must be source or fixture`);
 const server = await startGitServer();
-const repo = await RepoBuilder.create(server.root, "big.git");
 const files = Math.round((treeMb * 1024 * 1024) / (32 * 1024));
-console.error(`building a ${treeMb} MB tree (${files} files of 32 KiB)...`);
-await repo.addHistory({ commits: 2, files, fileBytes: 32 * 1024, filesPerCommit: 10, taskPath: "task.yaml" });
-await repo.push();
+console.error(`building a ${treeMb} MB tree (${files} files of 32 KiB, ${content} content)...`);
+const bare = join(server.root, "big.git");
+let newCommit: (i: number) => Promise<void>;
+let builder: RepoBuilder | undefined;
+if (content === "fixture") {
+  const repo = await RepoBuilder.create(server.root, "big.git");
+  builder = repo;
+  await repo.addHistory({
+    commits: 2,
+    files,
+    fileBytes: 32 * 1024,
+    filesPerCommit: 10,
+    taskPath: "task.yaml",
+  });
+  await repo.push();
+  newCommit = async (i) => {
+    repo.write("task.yaml", `apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: bench-${i}\n`);
+    repo.write(`history/0/f${i}.txt`, `changed ${i}\n`);
+    await repo.commit(`bench ${i}`);
+    await repo.push();
+  };
+} else {
+  await initBare(bare);
+  await fastImport(
+    bare,
+    historyCommits({ files, fileBytes: 32 * 1024, commits: 1, filesPerCommit: 10, taskPath: "task.yaml" }),
+  );
+  newCommit = async (i) => {
+    await commitFiles(
+      bare,
+      "main",
+      { "task.yaml": taskYaml(`bench-${i}`), [bulkPath("history", i)]: `changed ${i}\n` },
+      `bench ${i}`,
+    );
+  };
+}
+const sizes = await repoSizes(bare);
+console.error(`repository: ${(sizes.packBytes / 1e6).toFixed(1)} MB packed, ${sizes.objects} objects`);
 const url = server.url("big.git");
 
 const rows: [string, string, Sample[]][] = [];
-async function newCommit(i: number) {
-  repo.write("task.yaml", `apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: bench-${i}\n`);
-  repo.write(`history/0/f${i}.txt`, `changed ${i}\n`);
-  await repo.commit(`bench ${i}`);
-  await repo.push();
-}
-
 for (const engine of ["tekton", "quarry"]) {
   const cold: Sample[] = [];
   const next: Sample[] = [];
@@ -140,10 +174,12 @@ console.log(
 console.log("|---|---|---|---|---|");
 for (const [engine, phase, samples] of rows) {
   const node =
-    samples[0]?.nodeKiB === undefined ? "" : (median(samples.map((s) => s.nodeKiB!)) / 1024).toFixed(0);
+    samples[0]?.nodeKiB === undefined
+      ? ""
+      : (median(samples.map((s) => s.nodeKiB ?? Number.NaN)) / 1024).toFixed(0);
   console.log(
     `| ${engine} | ${phase} | ${median(samples.map((s) => s.wallMs)).toFixed(0)} | ${(median(samples.map((s) => s.gitPeakKiB)) / 1024).toFixed(1)} | ${node} |`,
   );
 }
-repo.dispose();
+builder?.dispose();
 await server.stop();

@@ -1,0 +1,738 @@
+// Benchmark: the git resolver through the real service. A private control
+// plane with Quarry's API, the fixture smart-HTTP git server (in this process)
+// serving a generated repository, and the real lifecycle-controller and
+// git-resolver processes under their shipped RBAC (git-resolver-config allows
+// the fixture server's URLs). --concurrency clients create --requests
+// ResolutionRequests of type `git` per phase; latency = Succeeded=True seen on
+// a watch − just before the create was sent. Phases, in this order, on one
+// resolver process and one on-disk cache:
+//
+//   cold        a fresh, empty cache: request i reads tasks/t-<i>.yaml at `main`
+//               (C1), every request a different file: one fetch of C1's trees
+//               (the first requests wait for it), then one blob fetched per request
+//   new-commit  a commit C2 is pushed to main that changes --changed of those
+//               files; the same requests again, by branch: the cache holds the
+//               repository and C1, not C2: one fetch of C2's new trees, --changed
+//               blobs fetched, the others read from disk
+//   hot         the same requests again (main is still C2): everything is cached
+//   hot-pinned  the same, with revision = C2's id instead of `main`: no ref lookup
+//   hot-sdk     the same as hot with cache=always: the SDK's result cache answers
+//               (filled by --requests unmeasured requests first)
+//
+// Every phase but hot-sdk sets cache=never on its requests, so the SDK's result
+// cache stays out and the git engine's own caching is what is measured.
+// Warm-up requests (JIT, connections) read another, small repository, so they
+// never warm the measured one. Requests of a phase are deleted before the next.
+// With --floor (the default) the lifecycle floor runs first on the same control
+// plane for a same-run comparison.
+//
+//   node bench/git-resolver.ts [--requests 1000] [--concurrency 16] [--no-floor] [--json out.json]
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { LABEL_RESOLVER_TYPE } from "@quarry/api";
+import { errorMessage, isApiError, type KubeClient, resolutionRequests, settingsFromEnv } from "@quarry/kube";
+import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
+import { installQuarryApi } from "../e2e/controlplane/install.ts";
+import type { AccessEntry, GitServer } from "../e2e/fixtures/git-server.ts";
+import { startGitServer } from "../e2e/fixtures/git-server.ts";
+import { adminClient } from "../e2e/harness/env.ts";
+import { newRequest, newScenario, type Scenario, setConfig } from "../e2e/harness/scenario.ts";
+import type { RunningService } from "../e2e/harness/service.ts";
+import { documentedFloor, floorSend } from "./lib/floor.ts";
+import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
+import { bulkPath, commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./lib/git-repo.ts";
+import { type PhaseResult, runPhase } from "./lib/phase.ts";
+import { childPids, vmKiB } from "./lib/proc.ts";
+import { promSum } from "./lib/prom.ts";
+import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
+import { metricDelta, resolverView } from "./lib/resolver-view.ts";
+import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
+import { MiB, type ServiceFigures, ServiceStats, stopService } from "./lib/service-stats.ts";
+import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
+
+const PHASES = ["cold", "new-commit", "hot", "hot-pinned", "hot-sdk"] as const;
+type PhaseName = (typeof PHASES)[number];
+
+const USAGE = `usage: node bench/git-resolver.ts [options]
+  --requests N      measured requests per phase (default 1000)
+  --concurrency N   in-flight clients creating requests (default 16)
+  --files N         Task files in the repository; request i reads file i mod N (default: --requests,
+                    so every request of a phase reads a different file)
+  --bulk-mb N       other content in the repository's tree, in 16 KiB files (default 32)
+  --changed N       files among the requested ones that the new commit changes (default 10)
+  --phases LIST     comma-separated subset of ${PHASES.join(",")} (default all, always in that order)
+  --warmup N        warm-up requests per phase, against a separate small repository (default 20; 0 disables)
+  --no-floor        skip the same-run lifecycle floor (compare with docs/performance.md only)
+  --lifecycle-timeout D  the git namespace's lifecycle-controller default-maximum-resolution-timeout
+                    (default 10m, so a backlog is measured rather than cut off; Tekton's and Quarry's default is 1m)
+  --cpu-prof DIR    write a CPU profile of the git-resolver process to DIR (node --cpu-prof)
+  --git-rss         run the resolver's git under /usr/bin/time to record every git process's peak RSS
+                    (adds a shell and a time process per git call)
+  --closed-loop     each client waits for its request to finish (or fail) before sending the next:
+                    with --concurrency 1, the unloaded latency of each phase (also for the floor)
+  --deadline S      the whole run stops after S seconds, torn down either way (default 900)
+  --log-level L     the services' LOG_LEVEL (default info)
+  --json FILE       also write the JSON result to FILE
+  --samples FILE    write every measured request's timeline (ms since its phase's first create) as CSV
+The services inherit this process's environment, e.g. QUARRY_CONCURRENCY (workers, default 8).`;
+
+const { values: flags } = parseArgs({
+  allowNegative: true,
+  options: {
+    requests: { type: "string", default: "1000" },
+    concurrency: { type: "string", default: "16" },
+    files: { type: "string" },
+    "bulk-mb": { type: "string", default: "32" },
+    changed: { type: "string", default: "10" },
+    phases: { type: "string", default: PHASES.join(",") },
+    warmup: { type: "string", default: "20" },
+    floor: { type: "boolean", default: true },
+    "git-rss": { type: "boolean", default: false },
+    "lifecycle-timeout": { type: "string", default: "10m" },
+    "cpu-prof": { type: "string" },
+    "closed-loop": { type: "boolean", default: false },
+    deadline: { type: "string", default: "900" },
+    "log-level": { type: "string", default: "info" },
+    json: { type: "string" },
+    samples: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (flags.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const N = intFlag("requests", flags.requests, 1, USAGE);
+const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
+const FILES = intFlag("files", flags.files ?? String(N), 1, USAGE);
+const BULK_MB = intFlag("bulk-mb", flags["bulk-mb"], 0, USAGE);
+const CHANGED = Math.min(FILES, intFlag("changed", flags.changed, 0, USAGE));
+const WARMUP = intFlag("warmup", flags.warmup, 0, USAGE);
+const DEADLINE_S = intFlag("deadline", flags.deadline, 10, USAGE);
+const LOG_LEVEL = flags["log-level"];
+const WITH_FLOOR = flags.floor;
+const selected = flags.phases.split(",").map((p) => p.trim());
+for (const p of selected) {
+  if (!(PHASES as readonly string[]).includes(p)) {
+    console.error(`unknown phase "${p}"\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const phaseNames = PHASES.filter((p) => selected.includes(p));
+
+const taskPath = (i: number) => `tasks/t-${String(i % FILES).padStart(5, "0")}.yaml`;
+/** Files the new commit changes: spread evenly over the requested ones. */
+const changedFiles = (): number[] =>
+  Array.from({ length: CHANGED }, (_, k) => Math.floor((k * Math.min(N, FILES)) / Math.max(1, CHANGED)));
+
+function versionOf(bin: string, args: string[]): string {
+  try {
+    return execFileSync(bin, args, { encoding: "utf8" }).split("\n")[0]!.trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+const ms = (s: Summary) => `p50 ${s.p50}  p90 ${s.p90}  p99 ${s.p99}  max ${s.max}  (n=${s.count})`;
+const calls = (c: Record<string, number>) =>
+  Object.entries(c)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(", ") || "none";
+
+/** What the git server answered in a window, by kind: "GET info/refs", "POST ls-refs", "POST fetch". */
+function serverRequests(entries: readonly AccessEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries) {
+    const kind = e.method === "GET" ? `GET ${e.path.replace(/^.*\.git\//, "")}` : `POST ${e.command ?? "?"}`;
+    const key = e.status === 200 ? kind : `${kind} ${e.status}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+// ---- the run ----
+
+const run = new BoundedRun(DEADLINE_S);
+const runStart = performance.now();
+let cp: ControlPlane | undefined;
+let server: GitServer | undefined;
+let shim: GitTimeShim | undefined;
+const running: RunningService[] = [];
+const stats: ServiceStats[] = [];
+const cacheDir = mkdtempSync(join(tmpdir(), "quarry-bench-git-cache-"));
+let exitCode = 1;
+
+async function startTracked(
+  scn: Scenario,
+  service: string,
+  env: Record<string, string> = {},
+): Promise<{ svc: RunningService; stats: ServiceStats }> {
+  const svc = await scn.start(service, { LOG_LEVEL, ...env });
+  run.track(svc.pid);
+  running.push(svc);
+  const s = new ServiceStats(svc);
+  stats.push(s);
+  log(`${service} ready (pid ${svc.pid}) in namespace ${scn.namespace}`);
+  return { svc, stats: s };
+}
+
+/** With --closed-loop: waits until the watch has seen the request finish (the client's next create waits). */
+async function untilSettled(s: Sample, signal: AbortSignal): Promise<void> {
+  if (!flags["closed-loop"]) return;
+  while (s.done === undefined && s.failed === undefined && !signal.aborted) await sleep(2);
+}
+
+/** The service's warn/error log lines (pino level ≥ 40), grouped: "message: error" → count. */
+function warnings(svc: RunningService): Record<string, number> {
+  const out: Record<string, number> = {};
+  let text = "";
+  try {
+    text = svc.logs();
+  } catch {
+    return out;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const rec = JSON.parse(line) as { level?: unknown; msg?: unknown; err?: unknown };
+      if (typeof rec.level !== "number" || rec.level < 40) continue;
+      const err = typeof rec.err === "string" ? rec.err : JSON.stringify(rec.err ?? "");
+      const key = `${String(rec.msg)}: ${err.slice(0, 200)}`;
+      out[key] = (out[key] ?? 0) + 1;
+    } catch {}
+  }
+  return out;
+}
+
+/** Deletes a phase's requests (warm-up and measured), so the next phase starts with empty informer caches. */
+async function deleteRequests(admin: KubeClient, namespace: string, names: string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < names.length && !run.signal.aborted) {
+      const name = names[next++]!;
+      await admin.delete(resolutionRequests, namespace, name).catch((err: unknown) => {
+        if (!isApiError(err, 404)) throw err;
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+}
+
+interface GitPhase {
+  name: PhaseName;
+  phase: PhaseResult;
+  definition: string;
+  /** latency of the first --concurrency requests sent (those that can have waited for a fetch) */
+  firstLatencyMs: Summary;
+  resolverVmHwmMiB: number;
+  tree: { maxTreeMiB: number; maxGitProcessMiB: number; gitProcessesSeen: number; samples: number };
+  gitProcesses?: { count: number; maxRssMiB: number; largest: string; byCommand: Record<string, number> };
+  cpu: { resolverGitChildren: number; gitServer: number; foreignNet: number };
+  server: { requests: number; byKind: Record<string, number> };
+  gitOps: Record<string, number>;
+  cacheBytes: number;
+  /** what the resolver's quarry_git_cache_bytes said after the phase */
+  cacheBytesMetric: number;
+}
+
+try {
+  const binDir = buildBinaries();
+  const versions = {
+    node: process.version,
+    git: versionOf("git", ["--version"]),
+    kubeApiserver: versionOf(join(binDir, "kube-apiserver"), ["--version"]),
+    etcd: versionOf(join(binDir, "etcd"), ["--version"]),
+  };
+
+  // ---- the git server and its repositories ----
+  const gitServer = await startGitServer();
+  server = gitServer;
+  const bare = join(gitServer.root, "bench.git");
+  const bulkFiles = Math.round((BULK_MB * 1024) / 16);
+  log(`building bench.git: ${FILES} Task files, ${bulkFiles} files of 16 KiB with 20 commits of history`);
+  await initBare(bare);
+  if (bulkFiles > 0) {
+    await fastImport(
+      bare,
+      historyCommits({
+        files: bulkFiles,
+        fileBytes: 16 * 1024,
+        commits: 20,
+        filesPerCommit: 10,
+        dir: "bulk",
+      }),
+    );
+  }
+  const tasks: Record<string, string> = {};
+  for (let i = 0; i < FILES; i++) tasks[taskPath(i)] = taskYaml(`t-${i}`, "v1");
+  const c1 = await commitFiles(bare, "main", tasks, "tasks", bulkFiles > 0 ? undefined : "");
+  const warmBare = join(gitServer.root, "warmup.git");
+  await initBare(warmBare);
+  await commitFiles(warmBare, "main", { "task.yaml": taskYaml("warm-up") }, "warm-up", "");
+  const url = gitServer.url("bench.git");
+  const warmUrl = gitServer.url("warmup.git");
+
+  // ---- the control plane ----
+  cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`) });
+  const cpPids = {
+    "kube-apiserver": childPids(process.pid, "kube-apiserver")[0],
+    etcd: childPids(process.pid, "etcd")[0],
+  };
+  for (const pid of Object.values(cpPids)) run.track(pid);
+  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
+  const admin = adminClient(info);
+  await installQuarryApi(admin);
+  const clientStats = { retries: 0 };
+
+  // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
+  let floor: { phase: PhaseResult; controller: ServiceFigures } | undefined;
+  if (WITH_FLOOR) {
+    const fscn = await newScenario("bench-floor", { cp: info });
+    const lc = await startTracked(fscn, "lifecycle-controller");
+    const phase = await runPhase({
+      name: "floor",
+      cp,
+      namespace: fscn.namespace,
+      services: [lc.svc],
+      pids: cpPids,
+      concurrency: CONCURRENCY,
+      warmup: WARMUP,
+      requests: N,
+      signal: run.signal,
+      send: async (client, name, i, s) => {
+        await floorSend(fscn.namespace, clientStats, run.signal)(client, name, i, s);
+        await untilSettled(s, run.signal);
+      },
+    });
+    floor = { phase, controller: await lc.stats.final() };
+    await stopService(lc.svc);
+    if (run.signal.aborted) throw new Error(`floor phase: ${errorMessage(run.signal.reason)}`);
+    log(`floor: p50 ${phase.latencyMs.p50} ms, ${phase.throughputPerSecond} requests/s; controller stopped`);
+  }
+
+  // ---- the git resolver ----
+  const scn = await newScenario("bench-git", { cp: info });
+  const allowed = `${gitServer.baseUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/.*`;
+  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed });
+  await setConfig(scn, "lifecycle-controller-config", {
+    "default-maximum-resolution-timeout": flags["lifecycle-timeout"],
+  });
+  const lc = await startTracked(scn, "lifecycle-controller");
+  if (flags["git-rss"]) shim = new GitTimeShim();
+  const cpuProf = flags["cpu-prof"];
+  const resolver = await startTracked(scn, "git-resolver", {
+    QUARRY_GIT_CACHE_DIR: cacheDir,
+    ...(shim ? { PATH: shim.path() } : {}),
+    ...(cpuProf
+      ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${cpuProf}`.trim() }
+      : {}),
+  });
+  shim?.take(); // the version check at start
+
+  const results: GitPhase[] = [];
+  let head = c1;
+  for (const name of phaseNames) {
+    if (run.signal.aborted) break;
+    let definition: string;
+    let revision = (): string => "main";
+    let cache = "never";
+    let warmup = WARMUP;
+    let warmToMeasured = false;
+    switch (name) {
+      case "cold":
+        definition = `fresh cache; tasks/t-<i>.yaml at main (${c1.slice(0, 8)})`;
+        break;
+      case "new-commit": {
+        const files: Record<string, string> = { [bulkPath("bulk", 0)]: `changed at ${Date.now()}\n` };
+        for (const i of changedFiles()) files[taskPath(i)] = taskYaml(`t-${i}`, "v2");
+        head = await commitFiles(bare, "main", files, "new commit");
+        definition = `main moved to ${head.slice(0, 8)} (${CHANGED} requested files changed); same files by branch`;
+        break;
+      }
+      case "hot":
+        definition = `same files at main (${head.slice(0, 8)}), all cached`;
+        break;
+      case "hot-pinned":
+        definition = `same files at revision ${head.slice(0, 8)}… (commit id: no ref lookup)`;
+        revision = () => head;
+        break;
+      case "hot-sdk":
+        definition = `same files at main, cache=always: the SDK's result cache (${N} unmeasured requests fill it)`;
+        cache = "always";
+        warmup = N;
+        warmToMeasured = true;
+        break;
+    }
+    // Counted from the first measured create on (the warm-up has settled by then): the server's
+    // log, the CPU of reaped git processes (resolver's and server's), the process tree's memory.
+    let window:
+      | { serverLogAt: number; gitCpu0: number; serverCpu0: number; tree: TreeRssSampler }
+      | undefined;
+    const send = async (client: KubeClient, reqName: string, i: number, s: Sample) => {
+      if (!reqName.startsWith("warm-") && window === undefined) {
+        shim?.take();
+        window = {
+          serverLogAt: gitServer.log.length,
+          gitCpu0: reapedChildrenCpuSeconds(resolver.svc.pid),
+          serverCpu0: reapedChildrenCpuSeconds(process.pid),
+          tree: new TreeRssSampler(resolver.svc.pid, 50),
+        };
+      }
+      const warm = reqName.startsWith("warm-") && !warmToMeasured;
+      const params = warm
+        ? { url: warmUrl, revision: "main", pathInRepo: "task.yaml", cache: "never" }
+        : { url, revision: revision(), pathInRepo: taskPath(i), cache };
+      await createWithRetry(
+        client,
+        newRequest(scn.namespace, reqName, { [LABEL_RESOLVER_TYPE]: "git" }, params),
+        clientStats,
+        run.signal,
+      );
+      s.created = performance.now();
+      await untilSettled(s, run.signal);
+    };
+
+    const phase = await runPhase({
+      name,
+      cp,
+      namespace: scn.namespace,
+      services: [lc.svc, resolver.svc],
+      pids: cpPids,
+      concurrency: CONCURRENCY,
+      warmup,
+      requests: N,
+      signal: run.signal,
+      send,
+      resources: ["resolutionrequests", "events"],
+    });
+    const w = window ?? {
+      serverLogAt: gitServer.log.length,
+      gitCpu0: reapedChildrenCpuSeconds(resolver.svc.pid),
+      serverCpu0: reapedChildrenCpuSeconds(process.pid),
+      tree: new TreeRssSampler(resolver.svc.pid, 50),
+    };
+    const tree = w.tree;
+    tree.stop();
+    const gitCpu = reapedChildrenCpuSeconds(resolver.svc.pid) - w.gitCpu0;
+    const serverCpu = reapedChildrenCpuSeconds(process.pid) - w.serverCpu0;
+    const procs = shim?.take();
+    const measured = gitServer.log.slice(w.serverLogAt);
+    const byKind = serverRequests(measured);
+    const first = [...phase.batch.samples]
+      .sort((a, b) => a.t0 - b.t0)
+      .slice(0, CONCURRENCY)
+      .flatMap((s) => (s.done !== undefined ? [s.done - s.t0] : []));
+    const gitOps: Record<string, number> = {};
+    for (const op of ["fetch", "blob", "memory_hit", "access_check", "eviction"]) {
+      gitOps[op] = metricDelta(phase, "git-resolver", "quarry_git_operations_total", { operation: op });
+    }
+    const byCommand: Record<string, number> = {};
+    for (const p of procs ?? []) {
+      const cmd = p.command.split(" ")[0] ?? "?";
+      byCommand[cmd] = (byCommand[cmd] ?? 0) + 1;
+    }
+    const largest = (procs ?? []).reduce<{ maxRssKiB: number; command: string } | undefined>(
+      (a, b) => (a === undefined || b.maxRssKiB > a.maxRssKiB ? b : a),
+      undefined,
+    );
+    results.push({
+      name,
+      phase,
+      definition,
+      firstLatencyMs: roundSummary(summarize(first)),
+      resolverVmHwmMiB: MiB(vmKiB(resolver.svc.pid, "VmHWM")),
+      tree: {
+        maxTreeMiB: MiB(tree.maxTreeKiB),
+        maxGitProcessMiB: MiB(tree.maxGitKiB),
+        gitProcessesSeen: tree.descendantsSeen,
+        samples: tree.samples,
+      },
+      ...(procs
+        ? {
+            gitProcesses: {
+              count: procs.length,
+              maxRssMiB: MiB(largest?.maxRssKiB),
+              largest: largest?.command ?? "",
+              byCommand,
+            },
+          }
+        : {}),
+      cpu: {
+        resolverGitChildren: round(gitCpu, 2),
+        gitServer: round(serverCpu, 2),
+        foreignNet: round(phase.cpu.foreign - gitCpu - serverCpu, 2),
+      },
+      server: { requests: measured.length, byKind },
+      gitOps,
+      cacheBytes: dirBytes(cacheDir),
+      cacheBytesMetric: promSum(phase.services["git-resolver"]?.metricsAfter ?? "", "quarry_git_cache_bytes"),
+    });
+    log(
+      `${name}: p50 ${phase.latencyMs.p50} ms, p99 ${phase.latencyMs.p99} ms, ${phase.throughputPerSecond} requests/s (${phase.completed}/${N})`,
+    );
+    await deleteRequests(admin, scn.namespace, [
+      ...Array.from({ length: warmup }, (_, i) => `warm-${String(i).padStart(5, "0")}`),
+      ...phase.batch.samples.map((s) => s.name),
+    ]);
+    await sleep(1000);
+    if (phase.completed < N) break;
+  }
+  const controllers = {
+    "lifecycle-controller": await lc.stats.final(),
+    "git-resolver": await resolver.stats.final(),
+  };
+  const resolverWarnings = warnings(resolver.svc);
+  run.finish();
+
+  // ---- report ----
+  const documented = documentedFloor();
+  const versus = (lat: Summary, f: { p50: number; p90: number; p99: number; max: number }) => ({
+    p50: round(lat.p50 - f.p50, 1),
+    p90: round(lat.p90 - f.p90, 1),
+    p99: round(lat.p99 - f.p99, 1),
+    max: round(lat.max - f.max, 1),
+  });
+  const perRequest = (seconds: number, p: PhaseResult) =>
+    round((seconds * 1000) / Math.max(1, p.completed), 2);
+  const phasesJson = results.map((r) => {
+    const p = r.phase;
+    return {
+      name: r.name,
+      definition: r.definition,
+      completed: p.completed,
+      failed: p.failed,
+      incomplete: p.incomplete,
+      failures: p.failures,
+      latencyMs: p.latencyMs,
+      firstRequestsLatencyMs: r.firstLatencyMs,
+      breakdown: p.breakdown,
+      wallSeconds: p.wallSeconds,
+      throughputPerSecond: p.throughputPerSecond,
+      timeline: p.timeline,
+      resolver: {
+        ...resolverView(p, "git-resolver", "git"),
+        gitOps: r.gitOps,
+        vmHwmAfterMiB: r.resolverVmHwmMiB,
+        processTree: r.tree,
+        gitProcesses: r.gitProcesses,
+        cacheBytesAfter: r.cacheBytes,
+        cacheBytesMetricAfter: r.cacheBytesMetric,
+      },
+      gitServer: r.server,
+      cpuSecondsMeasured: { ...p.cpu, ...r.cpu },
+      cpuMsPerRequest: {
+        resolver: perRequest(p.cpu.processes["git-resolver"] ?? 0, p),
+        resolverGit: perRequest(r.cpu.resolverGitChildren, p),
+        gitServer: perRequest(r.cpu.gitServer, p),
+        lifecycleController: perRequest(p.cpu.processes["lifecycle-controller"] ?? 0, p),
+        kubeApiserver: perRequest(p.cpu.processes["kube-apiserver"] ?? 0, p),
+        all: perRequest(
+          Object.values(p.cpu.processes).reduce((a, b) => a + b, 0) +
+            p.cpu.benchDriver +
+            r.cpu.resolverGitChildren +
+            r.cpu.gitServer,
+          p,
+        ),
+      },
+      apiCalls: p.apiCalls,
+      logLines: Object.fromEntries(Object.entries(p.services).map(([k, v]) => [k, v.logLines])),
+      client: p.client,
+      overFloor: {
+        sameRun: floor
+          ? {
+              latencyMs: versus(p.latencyMs, floor.phase.latencyMs),
+              throughputRatio: round(p.throughputPerSecond / floor.phase.throughputPerSecond, 2),
+            }
+          : undefined,
+        documented:
+          documented instanceof Error
+            ? { error: documented.message }
+            : {
+                latencyMs: versus(p.latencyMs, documented),
+                throughputRatio: round(p.throughputPerSecond / documented.throughputPerSecond, 2),
+              },
+      },
+    };
+  });
+  const result = {
+    benchmark: "git-resolver",
+    date: new Date().toISOString(),
+    params: {
+      requests: N,
+      concurrency: CONCURRENCY,
+      files: FILES,
+      bulkMb: BULK_MB,
+      changed: CHANGED,
+      warmup: WARMUP,
+      phases: phaseNames,
+      withFloor: WITH_FLOOR,
+      gitRss: flags["git-rss"],
+      lifecycleTimeout: flags["lifecycle-timeout"],
+      closedLoop: flags["closed-loop"],
+      logLevel: LOG_LEVEL,
+      controllerConcurrency: process.env.QUARRY_CONCURRENCY ?? `${settingsFromEnv({}).concurrency} (default)`,
+    },
+    repository: { url, c1, head, taskFiles: FILES, bulkFiles, bulkBytes: bulkFiles * 16 * 1024 },
+    aborted: run.signal.aborted ? errorMessage(run.signal.reason) : undefined,
+    phases: phasesJson,
+    controllers,
+    resolverWarnings,
+    floor: floor
+      ? {
+          latencyMs: floor.phase.latencyMs,
+          breakdown: floor.phase.breakdown,
+          wallSeconds: floor.phase.wallSeconds,
+          throughputPerSecond: floor.phase.throughputPerSecond,
+          cpuSecondsMeasured: floor.phase.cpu,
+          apiCalls: floor.phase.apiCalls,
+          controller: floor.controller,
+        }
+      : undefined,
+    documentedFloor: documented instanceof Error ? { error: documented.message } : documented,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? "unknown",
+      memGiB: round(totalmem() / 2 ** 30, 1),
+      ...versions,
+    },
+    setupSeconds: round(((results[0]?.phase.batch.start ?? performance.now()) - runStart) / 1000, 1),
+  };
+
+  const rows: [string, string][] = [];
+  for (const [k, r] of results.entries()) {
+    const p = r.phase;
+    const j = phasesJson[k]!;
+    const rv = j.resolver;
+    const c = j.cpuMsPerRequest;
+    rows.push(
+      [`${r.name}`, r.definition],
+      ["  completed", `${p.completed}/${N} (failed ${p.failed}, incomplete ${p.incomplete})`],
+      ...p.failures.map((f): [string, string] => ["  failure", f]),
+      ["  latency ms", ms(p.latencyMs)],
+      ["    create", ms(p.breakdown.createMs!)],
+      ["    created → data seen", ms(p.breakdown.createdToDataSeenMs!)],
+      ["    data seen → True", ms(p.breakdown.dataSeenToSucceededMs!)],
+      [`    first ${CONCURRENCY} sent`, ms(r.firstLatencyMs)],
+      [
+        "  resolver, in process",
+        `picked up → outcome written: mean ${rv.meanMs} ms, p50 ≈ ${rv.p50Ms} ms, p90 ≈ ${rv.p90Ms} ms; outcomes ${JSON.stringify(rv.outcomes)}; SDK cache ${JSON.stringify(rv.cache)}`,
+      ],
+      [
+        "  git engine",
+        `${calls(r.gitOps)}; cache on disk ${round(r.cacheBytes / 1e6, 2)} MB after (quarry_git_cache_bytes says ${round(r.cacheBytesMetric / 1e6, 2)} MB)`,
+      ],
+      [
+        "  git server",
+        `${r.server.requests} HTTP requests (${round(r.server.requests / Math.max(1, p.completed), 2)}/request): ${calls(r.server.byKind)}`,
+      ],
+      ["  wall time / throughput", `${p.wallSeconds} s, ${p.throughputPerSecond} requests/s`],
+      [
+        "  git-resolver memory",
+        `VmHWM ${r.resolverVmHwmMiB} MiB after the phase; resolver + its children sampled max ${r.tree.maxTreeMiB} MiB (PSS), largest git process sampled ${r.tree.maxGitProcessMiB} MiB RSS (${r.tree.gitProcessesSeen} children seen, every 50 ms)`,
+      ],
+      ...(r.gitProcesses
+        ? [
+            [
+              "  git processes (time)",
+              r.gitProcesses.count
+                ? `${r.gitProcesses.count}: ${calls(r.gitProcesses.byCommand)}; largest ${r.gitProcesses.maxRssMiB} MiB (${r.gitProcesses.largest})`
+                : "none",
+            ] as [string, string],
+          ]
+        : []),
+      [
+        "  CPU in measured phase",
+        `git-resolver ${p.cpu.processes["git-resolver"]} s + its git ${r.cpu.resolverGitChildren} s, git server ${r.cpu.gitServer} s, lifecycle-controller ${p.cpu.processes["lifecycle-controller"]} s, kube-apiserver ${p.cpu.processes["kube-apiserver"]} s, etcd ${p.cpu.processes.etcd} s, driver ${p.cpu.benchDriver} s; machine ${p.cpu.machine} s of ${round(p.wallSeconds * cpus().length, 2)} s, foreign ${r.cpu.foreignNet} s`,
+      ],
+      [
+        "  CPU ms per request",
+        `resolver ${c.resolver} + its git ${c.resolverGit}, git server ${c.gitServer}, lifecycle ${c.lifecycleController}, apiserver ${c.kubeApiserver}; all ${c.all}`,
+      ],
+      ...Object.entries(p.apiCalls).map(([res, cs]): [string, string] => [`  API calls: ${res}`, calls(cs)]),
+    );
+    const same = j.overFloor.sameRun;
+    if (same) {
+      rows.push([
+        "  over the floor (same run)",
+        `+${same.latencyMs.p50} ms p50, +${same.latencyMs.p99} ms p99; throughput ×${same.throughputRatio}`,
+      ]);
+    }
+    rows.push(["", ""]);
+  }
+  if (floor) {
+    const f = floor.phase;
+    rows.push(
+      ["floor (same run)", `${N} requests, ${CONCURRENCY} clients (warm-up ${WARMUP})`],
+      ["  completed", `${f.completed}/${N}`],
+      ["  latency ms", ms(f.latencyMs)],
+      ["  wall time / throughput", `${f.wallSeconds} s, ${f.throughputPerSecond} requests/s`],
+      ["", ""],
+    );
+  }
+  rows.push(
+    [
+      "git-resolver",
+      `peak RSS (VmHWM) ${controllers["git-resolver"].peakRssMiB} MiB (sampled max ${controllers["git-resolver"].sampledMaxRssMiB}, at ready ${controllers["git-resolver"].rssAtReadyMiB}); CPU ${controllers["git-resolver"].cpuSeconds} s total (startup ${controllers["git-resolver"].cpuSecondsStartup} s)`,
+    ],
+    [
+      "lifecycle-controller",
+      `peak RSS (VmHWM) ${controllers["lifecycle-controller"].peakRssMiB} MiB; CPU ${controllers["lifecycle-controller"].cpuSeconds} s total`,
+    ],
+    ["git-resolver warnings", calls(resolverWarnings)],
+    [
+      "machine",
+      `${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memGiB} GiB, Node ${versions.node}, ${versions.git}`,
+    ],
+    ["control plane", `${versions.kubeApiserver}, ${versions.etcd}`],
+  );
+  console.log(`\n${table(rows)}\n`);
+  // one line per phase, markdown, for docs/performance.md
+  console.log(
+    "| phase | p50 ms | p90 ms | p99 ms | max ms | req/s | resolver in-process mean ms | over floor p50 ms | git server req/request | CPU ms/request (resolver + git / server / all) |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  if (floor) {
+    const f = floor.phase.latencyMs;
+    console.log(
+      `| floor | ${f.p50} | ${f.p90} | ${f.p99} | ${f.max} | ${floor.phase.throughputPerSecond} | | | | |`,
+    );
+  }
+  for (const j of phasesJson) {
+    const l = j.latencyMs;
+    const over = j.overFloor.sameRun?.latencyMs.p50 ?? "";
+    const c = j.cpuMsPerRequest;
+    console.log(
+      `| ${j.name} | ${l.p50} | ${l.p90} | ${l.p99} | ${l.max} | ${j.throughputPerSecond} | ${j.resolver.meanMs} | ${over} | ${round(j.gitServer.requests / Math.max(1, j.completed), 1)} | ${round(c.resolver + c.resolverGit, 1)} / ${c.gitServer} / ${c.all} |`,
+    );
+  }
+  console.log(JSON.stringify(result));
+  if (flags.samples) {
+    const csv = [
+      floor ? samplesCsv(floor.phase.batch, "floor") : "",
+      ...results.map((r) => samplesCsv(r.phase.batch, r.name)),
+    ];
+    writeFileSync(flags.samples, SAMPLES_CSV_HEADER + csv.join(""));
+  }
+  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(result, null, 2)}\n`);
+  const allDone = results.length === phaseNames.length && results.every((r) => r.phase.completed === N);
+  const floorOk = !floor || floor.phase.completed === N;
+  exitCode = allDone && floorOk && !result.aborted ? 0 : 1;
+  if (result.aborted) log(`run stopped early: ${result.aborted}`);
+} catch (err) {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  exitCode = 1;
+} finally {
+  run.finish();
+  for (const s of stats) s.stopSampling();
+  await Promise.all(running.map(stopService));
+  await cp?.stop();
+  await server?.stop();
+  shim?.dispose();
+  rmSync(cacheDir, { recursive: true, force: true });
+  log(`torn down after ${round((performance.now() - runStart) / 1000, 1)} s`);
+}
+process.exit(exitCode);
