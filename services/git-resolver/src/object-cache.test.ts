@@ -10,7 +10,9 @@ test("duBytes sums every file below a directory (concurrent stats lose nothing)"
   try {
     mkdirSync(join(dir, "objects", "pack"), { recursive: true });
     const sizes = [10, 200, 3000, 40_000];
-    sizes.forEach((n, i) => writeFileSync(join(dir, i % 2 ? "objects/pack" : ".", `f${i}`), Buffer.alloc(n)));
+    for (const [i, n] of sizes.entries()) {
+      writeFileSync(join(dir, i % 2 ? "objects/pack" : ".", `f${i}`), Buffer.alloc(n));
+    }
     assert.equal(
       await duBytes(dir),
       sizes.reduce((a, b) => a + b, 0),
