@@ -9,20 +9,22 @@
 //
 //   node bench/lifecycle-floor.ts [--requests 500] [--concurrency 16] [--json out.json]
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
+import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { errorMessage, isApiError, KubeClient, resolutionRequests, settingsFromEnv } from "@quarry/kube";
 import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { installQuarryApi } from "../e2e/controlplane/install.ts";
 import { adminClient } from "../e2e/harness/env.ts";
-import { newRequest, newScenario, type Scenario, succeeded } from "../e2e/harness/scenario.ts";
+import { newRequest, newScenario, type Scenario } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
 import { diffCounts, requestCounts } from "./lib/apiserver.ts";
 import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
+import { logCounts, type Sample, Tracker, watchRequests, withRetry } from "./lib/requests.ts";
+import { log, sleep } from "./lib/run.ts";
 import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
 
 const USAGE = `usage: node bench/lifecycle-floor.ts [options]
@@ -70,9 +72,6 @@ const DATA = Buffer.from(
   "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: hello\nspec:\n  steps:\n    - name: echo\n      image: alpine\n      script: echo hello\n",
 ).toString("base64");
 
-const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 // ---- bounded run: a global deadline, signals, and a last-resort kill of what we started ----
 
 const run = new AbortController();
@@ -101,134 +100,6 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
 }
 
 // ---- per-request timeline (performance.now(), ms) ----
-
-interface Sample {
-  name: string;
-  /** just before the create was sent */
-  t0: number;
-  created?: number;
-  patched?: number;
-  /** first seen Succeeded=Unknown on the watch */
-  inProgress?: number;
-  /** first seen Succeeded=True on the watch */
-  done?: number;
-  /** Succeeded=False, or a client error */
-  failed?: string;
-}
-
-class Tracker {
-  private readonly samples = new Map<string, Sample>();
-  private readonly waiters = new Set<() => void>();
-
-  track(s: Sample): void {
-    this.samples.set(s.name, s);
-  }
-
-  observe(rr: ResolutionRequest, at: number): void {
-    const s = this.samples.get(rr.metadata.name ?? "");
-    if (!s) return;
-    const cond = succeeded(rr);
-    if (!cond) return;
-    if (cond.status === "Unknown" && s.inProgress === undefined) s.inProgress = at;
-    else if (cond.status === "True" && s.done === undefined) {
-      s.done = at;
-      this.notify();
-    } else if (cond.status === "False" && s.failed === undefined && s.done === undefined) {
-      s.failed = `${cond.reason ?? "False"}: ${cond.message ?? ""}`;
-      this.notify();
-    }
-  }
-
-  fail(s: Sample, why: string): void {
-    s.failed ??= why;
-    this.notify();
-  }
-
-  /** Resolves once every sample is done or failed, or when `signal` aborts. */
-  settled(batch: readonly Sample[], signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
-          this.waiters.delete(check);
-          signal.removeEventListener("abort", check);
-          resolve();
-        }
-      };
-      this.waiters.add(check);
-      signal.addEventListener("abort", check);
-      check();
-    });
-  }
-
-  private notify(): void {
-    for (const w of [...this.waiters]) w();
-  }
-}
-
-/** Watches the namespace's requests until `signal` aborts, resuming after errors. */
-async function watchRequests(
-  client: KubeClient,
-  namespace: string,
-  tracker: Tracker,
-  signal: AbortSignal,
-  stats: { restarts: number },
-): Promise<void> {
-  // start from a listed resourceVersion so nothing created afterwards is missed
-  let rv = "";
-  while (!rv && !signal.aborted) {
-    try {
-      rv = (await client.list(resolutionRequests, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
-    } catch (err) {
-      log(`list failed (${errorMessage(err)}); retrying`);
-      await sleep(200);
-    }
-  }
-  while (!signal.aborted) {
-    try {
-      const events = client.watch<ResolutionRequest>(
-        resolutionRequests,
-        namespace,
-        { resourceVersion: rv || undefined, allowWatchBookmarks: true, timeoutSeconds: 600 },
-        signal,
-      );
-      for await (const ev of events) {
-        const at = performance.now();
-        if (ev.type === "ERROR") {
-          const status = ev.object as unknown as { code?: number; message?: string };
-          if (status.code === 410) rv = ""; // too old: rewatch from now (synthetic ADDED for all)
-          throw new Error(`watch ERROR event: ${status.message ?? JSON.stringify(ev.object)}`);
-        }
-        rv = ev.object.metadata.resourceVersion ?? rv;
-        if (ev.type !== "BOOKMARK") tracker.observe(ev.object, at);
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      if (isApiError(err, 410)) rv = "";
-      stats.restarts++;
-      log(`watch restarted after: ${errorMessage(err)}`);
-      await sleep(200);
-    }
-  }
-}
-
-/** Retries transient API errors (network, 429, 5xx) with a short backoff. */
-async function withRetry<T>(
-  what: () => Promise<T>,
-  stats: { retries: number },
-  acceptOnRetry?: (err: unknown) => boolean,
-): Promise<T | undefined> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await what();
-    } catch (err) {
-      if (attempt > 1 && acceptOnRetry?.(err)) return undefined;
-      const transient = !isApiError(err) || err.status === 429 || err.status >= 500;
-      if (!transient || attempt >= 5 || run.signal.aborted) throw err;
-      stats.retries++;
-      await sleep(50 * 2 ** attempt);
-    }
-  }
-}
 
 interface BatchResult {
   samples: Sample[];
@@ -262,6 +133,7 @@ async function runBatch(
           () =>
             client.create(resolutionRequests, newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" })),
           stats,
+          run.signal,
           (err) => isApiError(err, 409), // an earlier attempt did create it
         );
         s.created = performance.now();
@@ -269,6 +141,7 @@ async function runBatch(
         await withRetry(
           () => client.mergePatch(resolutionRequests, namespace, name, { status: { data: DATA } }, "status"),
           stats,
+          run.signal,
         );
         s.patched = performance.now();
       } catch (err) {
@@ -280,25 +153,6 @@ async function runBatch(
   await tracker.settled(samples, run.signal);
   const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
   return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
-}
-
-/** Counts the controller's log lines by message (pino JSON lines). */
-function logCounts(file: string): Record<string, number> {
-  const counts: Record<string, number> = {};
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return counts;
-  }
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("{")) continue;
-    try {
-      const rec = JSON.parse(line) as { msg?: unknown };
-      if (typeof rec.msg === "string") counts[rec.msg] = (counts[rec.msg] ?? 0) + 1;
-    } catch {}
-  }
-  return counts;
 }
 
 function samplesCsv(batch: BatchResult): string {
