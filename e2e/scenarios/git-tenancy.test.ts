@@ -20,8 +20,8 @@ const git = useGitScenario("git-tenancy", {
     await grantTokenAccess(scn);
     await createTokenSecret(scn, "git-creds", { token: TOKEN });
     tenantB = await scn.extraNamespace("git-tenant-b");
-    return { QUARRY_WATCH_NAMESPACE: `${scn.namespace},${tenantB}` };
   },
+  env: ({ scn }) => ({ QUARRY_WATCH_NAMESPACE: `${scn.namespace},${tenantB}` }),
 });
 
 test("tenant B is not served tenant A's cached private file", async () => {
