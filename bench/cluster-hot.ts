@@ -18,15 +18,13 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
-import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
-import { installQuarryApi, installTektonCrds } from "../e2e/controlplane/install.ts";
+import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { applyObject } from "../e2e/harness/apply.ts";
-import { adminClient } from "../e2e/harness/env.ts";
 import { newRequest, newScenario, taskManifest } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
+import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { documentedFloor, floorSend } from "./lib/floor.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
-import { childPids } from "./lib/proc.ts";
 import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
 import { resolverView } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log } from "./lib/run.ts";
@@ -156,16 +154,18 @@ try {
     kubeApiserver: versionOf(join(binDir, "kube-apiserver"), ["--version"]),
     etcd: versionOf(join(binDir, "etcd"), ["--version"]),
   };
-  cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`) });
-  const cpPids = {
-    "kube-apiserver": childPids(process.pid, "kube-apiserver")[0],
-    etcd: childPids(process.pid, "etcd")[0],
-  };
-  for (const pid of Object.values(cpPids)) run.track(pid);
-  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
-  const admin = adminClient(info);
-  await installQuarryApi(admin);
-  await installTektonCrds(admin);
+  const {
+    cp: plane,
+    pids: cpPids,
+    info,
+    admin,
+  } = await startBenchControlPlane(
+    run,
+    (started) => {
+      cp = started;
+    },
+    { tekton: true },
+  );
   const clientStats = { retries: 0 };
 
   // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
@@ -175,7 +175,7 @@ try {
     const lc = await startTracked(fscn, "lifecycle-controller");
     const phase = await runPhase({
       name: "floor",
-      cp,
+      cp: plane,
       namespace: fscn.namespace,
       services: [lc.svc],
       pids: cpPids,
@@ -213,7 +213,7 @@ try {
   };
   const phase = await runPhase({
     name: "cluster",
-    cp,
+    cp: plane,
     namespace: scn.namespace,
     services: [lc.svc, resolver.svc],
     pids: cpPids,

@@ -35,18 +35,17 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { errorMessage, isApiError, type KubeClient, resolutionRequests, settingsFromEnv } from "@quarry/kube";
-import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
-import { installQuarryApi } from "../e2e/controlplane/install.ts";
+import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
 import type { AccessEntry, GitServer } from "../e2e/fixtures/git-server.ts";
 import { startGitServer } from "../e2e/fixtures/git-server.ts";
-import { adminClient } from "../e2e/harness/env.ts";
 import { newRequest, newScenario, type Scenario, setConfig } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
+import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { documentedFloor, floorSend } from "./lib/floor.ts";
 import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
 import { bulkPath, commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./lib/git-repo.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
-import { childPids, vmKiB } from "./lib/proc.ts";
+import { vmKiB } from "./lib/proc.ts";
 import { promSum } from "./lib/prom.ts";
 import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
 import { metricDelta, resolverView } from "./lib/resolver-view.ts";
@@ -277,15 +276,14 @@ try {
   const warmUrl = gitServer.url("warmup.git");
 
   // ---- the control plane ----
-  cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`) });
-  const cpPids = {
-    "kube-apiserver": childPids(process.pid, "kube-apiserver")[0],
-    etcd: childPids(process.pid, "etcd")[0],
-  };
-  for (const pid of Object.values(cpPids)) run.track(pid);
-  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
-  const admin = adminClient(info);
-  await installQuarryApi(admin);
+  const {
+    cp: plane,
+    pids: cpPids,
+    info,
+    admin,
+  } = await startBenchControlPlane(run, (started) => {
+    cp = started;
+  });
   const clientStats = { retries: 0 };
 
   // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
@@ -295,7 +293,7 @@ try {
     const lc = await startTracked(fscn, "lifecycle-controller");
     const phase = await runPhase({
       name: "floor",
-      cp,
+      cp: plane,
       namespace: fscn.namespace,
       services: [lc.svc],
       pids: cpPids,
@@ -398,7 +396,7 @@ try {
 
     const phase = await runPhase({
       name,
-      cp,
+      cp: plane,
       namespace: scn.namespace,
       services: [lc.svc, resolver.svc],
       pids: cpPids,

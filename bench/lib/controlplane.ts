@@ -1,0 +1,36 @@
+// The control plane every benchmark starts: etcd + kube-apiserver, their pids
+// tracked for the hard stop, Quarry's API (and optionally Tekton's CRD
+// stand-ins) installed, and an admin client.
+import type { KubeClient } from "@quarry/kube";
+import { type ControlPlane, startControlPlane } from "../../e2e/controlplane/controlplane.ts";
+import { installQuarryApi, installTektonCrds } from "../../e2e/controlplane/install.ts";
+import { adminClient, type SharedControlPlane } from "../../e2e/harness/env.ts";
+import { childPids } from "./proc.ts";
+import { type BoundedRun, log } from "./run.ts";
+
+export interface BenchControlPlane {
+  cp: ControlPlane;
+  pids: { "kube-apiserver": number | undefined; etcd: number | undefined };
+  info: SharedControlPlane;
+  admin: KubeClient;
+}
+
+/** `onStarted` gets the control plane as soon as it runs, so the caller's teardown can stop it if installing fails. */
+export async function startBenchControlPlane(
+  run: BoundedRun,
+  onStarted: (cp: ControlPlane) => void,
+  opts: { tekton?: boolean } = {},
+): Promise<BenchControlPlane> {
+  const cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`) });
+  onStarted(cp);
+  const pids = {
+    "kube-apiserver": childPids(process.pid, "kube-apiserver")[0],
+    etcd: childPids(process.pid, "etcd")[0],
+  };
+  for (const pid of Object.values(pids)) run.track(pid);
+  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
+  const admin = adminClient(info);
+  await installQuarryApi(admin);
+  if (opts.tekton) await installTektonCrds(admin);
+  return { cp, pids, info, admin };
+}
