@@ -3,20 +3,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/kube";
-import { RequestNotFoundError, requestResolution, waitFor } from "@quarry/requester";
+import { RequestNotFoundError, waitFor } from "@quarry/requester";
+import { pendingGitRequest } from "../harness/requests.ts";
 import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-deleted");
 
 test("waitFor: deletion while waiting → RequestNotFoundError(deleted)", async () => {
   const scn = scenario();
-  const rr = await requestResolution(scn.admin, {
-    namespace: scn.namespace,
-    resolverType: "git",
-    params: [{ name: "url", value: "https://example.com/r.git" }],
-    baseName: "run-1",
-  });
-  const name = rr.metadata.name!;
+  const name = await pendingGitRequest(scn);
   // the handler is attached before the delete: the rejection may come before delete() returns
   const rejected = assert.rejects(
     waitFor(scn.admin, scn.namespace, name, { timeoutMs: 20_000 }),

@@ -3,20 +3,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/kube";
-import { requestResolution, waitFor } from "@quarry/requester";
+import { waitFor } from "@quarry/requester";
+import { pendingGitRequest } from "../harness/requests.ts";
 import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-resolved");
 
 test("waitFor: data + Succeeded=True → resolved with bytes, annotations, refSource", async () => {
   const scn = scenario();
-  const rr = await requestResolution(scn.admin, {
-    namespace: scn.namespace,
-    resolverType: "git",
-    params: [{ name: "url", value: "https://example.com/r.git" }],
-    baseName: "run-1",
-  });
-  const name = rr.metadata.name!;
+  const name = await pendingGitRequest(scn);
   let settled = false;
   const waiting = waitFor(scn.admin, scn.namespace, name, { timeoutMs: 20_000 }).finally(() => {
     settled = true;

@@ -2,20 +2,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/kube";
-import { requestResolution, WaitTimeoutError, waitFor } from "@quarry/requester";
+import { WaitTimeoutError, waitFor } from "@quarry/requester";
+import { pendingGitRequest } from "../harness/requests.ts";
 import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-timeout");
 
 test("waitFor: timeoutMs rejects with WaitTimeoutError naming the last state", async () => {
   const scn = scenario();
-  const rr = await requestResolution(scn.admin, {
-    namespace: scn.namespace,
-    resolverType: "git",
-    params: [{ name: "url", value: "https://example.com/r.git" }],
-    baseName: "run-1",
-  });
-  const name = rr.metadata.name!;
+  const name = await pendingGitRequest(scn);
   await scn.admin.mergePatch(
     resolutionRequests,
     scn.namespace,
