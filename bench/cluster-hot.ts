@@ -23,7 +23,7 @@ import { applyObject } from "../e2e/harness/apply.ts";
 import { newRequest, newScenario, taskManifest } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
-import { documentedFloor, floorSend } from "./lib/floor.ts";
+import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
 import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
 import { resolverView } from "./lib/resolver-view.ts";
@@ -171,25 +171,18 @@ try {
   // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
   let floor: { phase: PhaseResult; controller: ServiceFigures } | undefined;
   if (WITH_FLOOR) {
-    const fscn = await newScenario("bench-floor", { cp: info });
-    const lc = await startTracked(fscn, "lifecycle-controller");
-    const phase = await runPhase({
-      name: "floor",
+    floor = await runSameRunFloor({
+      info,
       cp: plane,
-      namespace: fscn.namespace,
-      services: [lc.svc],
       pids: cpPids,
+      start: startTracked,
       concurrency: CONCURRENCY,
       warmup: WARMUP,
       requests: N,
       signal: run.signal,
-      send: floorSend(fscn.namespace, clientStats, run.signal),
+      clientStats,
       closedLoop: CLOSED_LOOP,
     });
-    floor = { phase, controller: await lc.stats.final() };
-    await stopService(lc.svc);
-    if (run.signal.aborted) throw new Error(`floor phase: ${errorMessage(run.signal.reason)}`);
-    log(`floor: p50 ${phase.latencyMs.p50} ms, ${phase.throughputPerSecond} requests/s; controller stopped`);
   }
 
   // ---- the cluster resolver ----

@@ -41,7 +41,7 @@ import { startGitServer } from "../e2e/fixtures/git-server.ts";
 import { newRequest, newScenario, type Scenario, setConfig } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
-import { documentedFloor, floorSend } from "./lib/floor.ts";
+import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
 import { bulkPath, commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./lib/git-repo.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
@@ -289,27 +289,21 @@ try {
   // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
   let floor: { phase: PhaseResult; controller: ServiceFigures } | undefined;
   if (WITH_FLOOR) {
-    const fscn = await newScenario("bench-floor", { cp: info });
-    const lc = await startTracked(fscn, "lifecycle-controller");
-    const phase = await runPhase({
-      name: "floor",
+    floor = await runSameRunFloor({
+      info,
       cp: plane,
-      namespace: fscn.namespace,
-      services: [lc.svc],
       pids: cpPids,
+      start: startTracked,
       concurrency: CONCURRENCY,
       warmup: WARMUP,
       requests: N,
       signal: run.signal,
-      send: async (client, name, i, s) => {
-        await floorSend(fscn.namespace, clientStats, run.signal)(client, name, i, s);
+      clientStats,
+      wrap: (send) => async (client, name, i, s) => {
+        await send(client, name, i, s);
         await untilSettled(s, run.signal);
       },
     });
-    floor = { phase, controller: await lc.stats.final() };
-    await stopService(lc.svc);
-    if (run.signal.aborted) throw new Error(`floor phase: ${errorMessage(run.signal.reason)}`);
-    log(`floor: p50 ${phase.latencyMs.p50} ms, ${phase.throughputPerSecond} requests/s; controller stopped`);
   }
 
   // ---- the git resolver ----

@@ -5,10 +5,16 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
-import { type KubeClient, resolutionRequests } from "@quarry/kube";
+import { errorMessage, type KubeClient, resolutionRequests } from "@quarry/kube";
+import type { ControlPlane } from "../../e2e/controlplane/controlplane.ts";
+import type { SharedControlPlane } from "../../e2e/harness/env.ts";
 import { repoRoot } from "../../e2e/harness/paths.ts";
-import { newRequest } from "../../e2e/harness/scenario.ts";
+import { newRequest, newScenario, type Scenario } from "../../e2e/harness/scenario.ts";
+import type { RunningService } from "../../e2e/harness/service.ts";
+import { type PhaseOptions, type PhaseResult, runPhase } from "./phase.ts";
 import { createWithRetry, type Sample, withRetry } from "./requests.ts";
+import { log } from "./run.ts";
+import { type ServiceFigures, type ServiceStats, stopService } from "./service-stats.ts";
 
 /** What the floor's client writes as status.data: a small Task. */
 export const FLOOR_DATA = Buffer.from(
@@ -94,4 +100,47 @@ export function documentedFloor(file = join(repoRoot, "docs", "performance.md"))
   };
   if (Number.isNaN(floor.p50)) return new Error(`the floor's median row in ${file} has no p50`);
   return floor;
+}
+
+export type Send = PhaseOptions["send"];
+
+/**
+ * The floor measured in the same run, on the same control plane: its own
+ * namespace and lifecycle-controller (stopped afterwards), the floor's client.
+ * `wrap` adapts the client (e.g. a closed loop that waits for completion).
+ */
+export async function runSameRunFloor(opts: {
+  info: SharedControlPlane;
+  cp: ControlPlane;
+  pids: PhaseOptions["pids"];
+  start: (scn: Scenario, service: string) => Promise<{ svc: RunningService; stats: ServiceStats }>;
+  concurrency: number;
+  warmup: number;
+  requests: number;
+  signal: AbortSignal;
+  clientStats: { retries: number };
+  closedLoop?: boolean;
+  wrap?: (send: Send) => Send;
+}): Promise<{ phase: PhaseResult; controller: ServiceFigures }> {
+  const fscn = await newScenario("bench-floor", { cp: opts.info });
+  const lc = await opts.start(fscn, "lifecycle-controller");
+  const send = floorSend(fscn.namespace, opts.clientStats, opts.signal);
+  const phase = await runPhase({
+    name: "floor",
+    cp: opts.cp,
+    namespace: fscn.namespace,
+    services: [lc.svc],
+    pids: opts.pids,
+    concurrency: opts.concurrency,
+    warmup: opts.warmup,
+    requests: opts.requests,
+    signal: opts.signal,
+    send: opts.wrap ? opts.wrap(send) : send,
+    closedLoop: opts.closedLoop,
+  });
+  const controller = await lc.stats.final();
+  await stopService(lc.svc);
+  if (opts.signal.aborted) throw new Error(`floor phase: ${errorMessage(opts.signal.reason)}`);
+  log(`floor: p50 ${phase.latencyMs.p50} ms, ${phase.throughputPerSecond} requests/s; controller stopped`);
+  return { phase, controller };
 }
