@@ -42,8 +42,11 @@ export class PermanentError extends Error {
  * treated the same way; this class only makes the intent explicit.
  */
 export class TransientError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  /** The source asked us to wait at least this long (an HTTP Retry-After); the backoff honours it. */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options?: ErrorOptions & { retryAfterMs?: number | undefined }) {
     super(message, options);
     this.name = "TransientError";
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }

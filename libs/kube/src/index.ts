@@ -3,7 +3,7 @@ export { KubeClient, type KubeObject, type ListOptions, type ObjectList, type Wa
 export { type Clock, FakeClock, realClock } from "./clock.ts";
 export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
 export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
-export { formatDuration, parseDuration } from "./duration.ts";
+export { formatDuration, parseDuration, parseSize } from "./duration.ts";
 export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";
 export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";

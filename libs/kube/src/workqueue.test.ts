@@ -175,6 +175,16 @@ describe("WorkQueue", () => {
     assert.equal(q.depth(), 1);
   });
 
+  it("addRateLimited waits for a source's Retry-After when it is longer than the backoff", () => {
+    const { q, clock } = newQueue();
+    q.addRateLimited("k", 300);
+    clock.advance(299);
+    assert.equal(q.depth(), 0, "backoff alone would have fired at 50");
+    clock.advance(1);
+    assert.equal(q.depth(), 1);
+    assert.equal(q.numRequeues("k"), 1, "still counts as a failure");
+  });
+
   it("a delayed add firing while the key is processing marks it dirty", async () => {
     const { q, clock } = newQueue();
     q.add("a");

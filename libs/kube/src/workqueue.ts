@@ -1,5 +1,6 @@
 import { ExponentialBackoff } from "./backoff.ts";
 import { type Clock, realClock } from "./clock.ts";
+import { TransientError } from "./errors.ts";
 
 export interface WorkQueueOptions {
   clock?: Clock;
@@ -88,10 +89,10 @@ export class WorkQueue {
     this.delayed.set(key, { at, cancel });
   }
 
-  /** Records a failure for `key` and re-adds it after its backoff delay. */
-  addRateLimited(key: string): void {
+  /** Records a failure for `key` and re-adds it after its backoff delay (or `atLeastMs`, if longer). */
+  addRateLimited(key: string, atLeastMs = 0): void {
     if (this.shuttingDown) return;
-    this.addAfter(key, this.backoff.next(key));
+    this.addAfter(key, Math.max(this.backoff.next(key), atLeastMs));
   }
 
   /** Resets `key`'s backoff; call after it was processed successfully (or deleted). */
@@ -256,7 +257,7 @@ export async function runWorkers(
       try {
         await handle(key);
       } catch (error) {
-        queue.addRateLimited(key);
+        queue.addRateLimited(key, error instanceof TransientError ? (error.retryAfterMs ?? 0) : 0);
         try {
           onError(key, error);
         } catch {

@@ -171,7 +171,7 @@ export class ResolverReconciler implements Reconciler {
         return "failed";
       }
       log.warn({ key, attempt, err: why }, "resolution failed, will retry");
-      throw new TransientError(why, { cause: err });
+      throw new TransientError(why, { cause: err, retryAfterMs: retryAfterOf(err) });
     } finally {
       clearTimeout(stamp);
       if (this.cancels.get(key) === cancel) this.cancels.delete(key);
@@ -259,4 +259,10 @@ export class ResolverReconciler implements Reconciler {
     if (`${config.runtime.cacheSize}/${config.runtime.cacheTtlMs}` !== this.cacheShape)
       this.cache = this.buildCache();
   }
+}
+
+/** A resolver's error may carry the source's Retry-After (e.g. a registry's 429); the queue waits at least that long. */
+function retryAfterOf(err: unknown): number | undefined {
+  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }

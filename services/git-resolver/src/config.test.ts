@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { defaultGitConfig, parseGitConfig, parseSize, settingsFor } from "./config.ts";
+import { parseSize } from "@quarry/kube";
+import { defaultGitConfig, parseGitConfig, settingsFor } from "./config.ts";
 
 test("empty config gives the defaults", () => {
   const c = parseGitConfig({});

@@ -4,7 +4,7 @@
 // bad one throws ConfigError naming the key, so the runtime keeps the last
 // good config. Keys this file does not know are left alone: the runtime's own
 // keys (resolution-timeout, default-cache-mode, ...) share the ConfigMap.
-import { ConfigError, parseDuration } from "@quarry/kube";
+import { ConfigError, parseDuration, parseSize } from "@quarry/kube";
 import yaml from "js-yaml";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
@@ -222,25 +222,6 @@ function namespaceRules(raw: string | undefined): Map<string, RegExp[]> | undefi
     );
   }
   return rules;
-}
-
-const UNITS: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  Ki: 1024,
-  Mi: 1024 ** 2,
-  Gi: 1024 ** 3,
-  Ti: 1024 ** 4,
-};
-
-/** Kubernetes quantity style sizes: 512Mi, 2Gi, 500M, 1048576; 0 means no limit. */
-export function parseSize(value: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)(|k|M|G|T|Ki|Mi|Gi|Ti)$/.exec(value.trim());
-  if (!m) return undefined;
-  return Math.round(Number(m[1]) * UNITS[m[2]!]!);
 }
 
 function size(key: string, raw: string | undefined): number | undefined {

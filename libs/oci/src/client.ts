@@ -1,0 +1,443 @@
+// The smallest OCI distribution client a bundle reader needs: tag → digest,
+// manifests, and blobs, every byte checked against the digest it was asked by.
+// Auth: anonymous, Basic, and the Bearer token flow (RFC 6750 + the
+// distribution token spec), with tokens cached per repository and credential.
+// It never sleeps: 429/5xx/connection failures surface as RegistryError
+// "unavailable" carrying Retry-After, and the caller's queue does the backoff.
+import { createHash } from "node:crypto";
+import { type Challenge, parseChallenges } from "./challenge.ts";
+import type { BasicCredential } from "./docker-config.ts";
+import { parseRetryAfter, RegistryError } from "./errors.ts";
+import { type Descriptor, MANIFEST_ACCEPT, type Manifest, ManifestError, parseManifest } from "./manifest.ts";
+import { apiHost, type ImageReference, isDigest } from "./reference.ts";
+
+export type RepositoryRef = Pick<ImageReference, "registry" | "repository">;
+
+export interface CallOptions {
+  credential?: BasicCredential | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface BlobOptions extends CallOptions {
+  /** Refuse blobs larger than this (checked on the descriptor before fetching, and while streaming). */
+  maxBytes?: number;
+}
+
+export interface FetchedManifest {
+  /** Digest computed from the bytes received (and checked against what was asked). */
+  descriptor: Descriptor;
+  manifest: Manifest;
+  bytes: Uint8Array;
+}
+
+/** What a resolver needs from a registry; RegistryClient is the real one. */
+export interface OciRegistry {
+  /** tag or digest → the manifest's descriptor, with one HEAD. */
+  resolve(repo: RepositoryRef, reference: string, opts?: CallOptions): Promise<Descriptor>;
+  getManifest(repo: RepositoryRef, reference: string, opts?: CallOptions): Promise<FetchedManifest>;
+  getBlob(repo: RepositoryRef, descriptor: Descriptor, opts?: BlobOptions): Promise<Buffer>;
+}
+
+export interface RegistryClientOptions {
+  /** Hosts (host[:port]) that may be reached over plain HTTP besides loopback. */
+  insecureRegistries?: readonly string[];
+  userAgent?: string;
+  maxManifestBytes?: number;
+  fetch?: typeof fetch;
+}
+
+interface Token {
+  value: string;
+  expiresAt: number;
+}
+
+const DEFAULT_MAX_MANIFEST = 4 * 1024 * 1024; // distribution's own limit
+const DEFAULT_TOKEN_TTL_S = 60; // the token spec's default
+const TOKEN_EARLY_EXPIRY_MS = 10_000;
+const MAX_TOKENS = 10_000;
+
+export class RegistryClient implements OciRegistry {
+  private readonly insecure: ReadonlySet<string>;
+  private readonly userAgent: string;
+  private readonly maxManifestBytes: number;
+  private readonly fetch: typeof fetch;
+  /** Last challenge per registry, so later calls authenticate before their first request. */
+  private readonly challenges = new Map<string, Challenge>();
+  private readonly tokens = new Map<string, Token>();
+  private readonly tokenFlights = new Map<string, Promise<Token>>();
+
+  constructor(opts: RegistryClientOptions = {}) {
+    this.insecure = new Set((opts.insecureRegistries ?? []).map((h) => h.toLowerCase()));
+    this.userAgent = opts.userAgent ?? "quarry-oci/0.1";
+    this.maxManifestBytes = opts.maxManifestBytes ?? DEFAULT_MAX_MANIFEST;
+    this.fetch = opts.fetch ?? globalThis.fetch;
+  }
+
+  async resolve(repo: RepositoryRef, reference: string, opts: CallOptions = {}): Promise<Descriptor> {
+    const res = await this.send(repo, `manifests/${reference}`, "HEAD", { accept: MANIFEST_ACCEPT }, opts);
+    const digest = res.headers.get("docker-content-digest");
+    const size = Number(res.headers.get("content-length"));
+    const mediaType = res.headers.get("content-type")?.split(";")[0]?.trim() ?? "";
+    if (digest && isDigest(digest) && Number.isSafeInteger(size)) {
+      if (isDigest(reference) && digest !== reference) {
+        throw new RegistryError(
+          "digest-mismatch",
+          `${where(repo)}: asked for manifest ${reference}, the registry answered for ${digest}`,
+        );
+      }
+      return { mediaType, digest, size };
+    }
+    // Some registries omit the digest on HEAD: fall back to fetching and hashing.
+    return (await this.getManifest(repo, reference, opts)).descriptor;
+  }
+
+  async getManifest(
+    repo: RepositoryRef,
+    reference: string,
+    opts: CallOptions = {},
+  ): Promise<FetchedManifest> {
+    const res = await this.send(repo, `manifests/${reference}`, "GET", { accept: MANIFEST_ACCEPT }, opts);
+    const declared = Number(res.headers.get("content-length"));
+    if (Number.isFinite(declared) && declared > this.maxManifestBytes) {
+      await res.body?.cancel();
+      throw new RegistryError(
+        "too-large",
+        `${where(repo)}: manifest ${reference} is ${declared} bytes, over the ${this.maxManifestBytes}-byte limit`,
+      );
+    }
+    const { bytes, digest } = await readCapped(res, this.maxManifestBytes, () => {
+      return new RegistryError(
+        "too-large",
+        `${where(repo)}: manifest ${reference} is over the ${this.maxManifestBytes}-byte limit`,
+      );
+    });
+    const expected = isDigest(reference) ? reference : res.headers.get("docker-content-digest");
+    if (expected && isDigest(expected) && expected !== digest) {
+      throw new RegistryError(
+        "digest-mismatch",
+        `${where(repo)}: manifest ${reference} hashes to ${digest}, not ${expected}: refusing bytes that do not match their digest`,
+      );
+    }
+    const contentType = res.headers.get("content-type") ?? undefined;
+    let manifest: Manifest;
+    try {
+      manifest = parseManifest(bytes, contentType);
+    } catch (err) {
+      if (err instanceof ManifestError) {
+        throw new RegistryError("invalid-manifest", `${where(repo)}: manifest ${reference}: ${err.message}`);
+      }
+      throw err;
+    }
+    return { descriptor: { mediaType: manifest.mediaType, digest, size: bytes.length }, manifest, bytes };
+  }
+
+  async getBlob(repo: RepositoryRef, descriptor: Descriptor, opts: BlobOptions = {}): Promise<Buffer> {
+    const max = opts.maxBytes ?? Number.POSITIVE_INFINITY;
+    if (descriptor.size > max) {
+      throw new RegistryError(
+        "too-large",
+        `${where(repo)}: blob ${descriptor.digest} is ${descriptor.size} bytes, over the ${max}-byte limit`,
+      );
+    }
+    const res = await this.send(repo, `blobs/${descriptor.digest}`, "GET", {}, opts);
+    // Never read more than the descriptor promised: a registry that sends more is lying.
+    const { bytes, digest } = await readCapped(res, descriptor.size, () => {
+      return new RegistryError(
+        "digest-mismatch",
+        `${where(repo)}: blob ${descriptor.digest} sent more than its ${descriptor.size} bytes`,
+      );
+    });
+    if (bytes.length !== descriptor.size || digest !== descriptor.digest) {
+      throw new RegistryError(
+        "digest-mismatch",
+        `${where(repo)}: blob ${descriptor.digest} arrived as ${bytes.length} bytes hashing to ${digest}: refusing bytes that do not match their digest`,
+      );
+    }
+    return bytes;
+  }
+
+  // --- transport --------------------------------------------------------------
+
+  private baseUrl(registry: string): string {
+    return `${this.schemeFor(registry)}://${apiHost(registry)}/v2/`;
+  }
+
+  private schemeFor(hostPort: string): "http" | "https" {
+    return isLoopback(hostPort) || this.insecure.has(hostPort.toLowerCase()) ? "http" : "https";
+  }
+
+  /**
+   * One registry call with auth: sends what it already knows (a cached token,
+   * Basic credentials after a Basic challenge), answers one 401 challenge, and
+   * maps failures to RegistryError codes.
+   */
+  private async send(
+    repo: RepositoryRef,
+    path: string,
+    method: "GET" | "HEAD",
+    headers: Record<string, string>,
+    opts: CallOptions,
+  ): Promise<Response> {
+    const url = `${this.baseUrl(repo.registry)}${repo.repository}/${path}`;
+    let auth = await this.authorization(repo, opts, false);
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.request(
+        url,
+        method,
+        { ...headers, ...(auth ? { authorization: auth } : {}) },
+        opts,
+      );
+      if (res.status !== 401 || attempt > 0) return this.check(repo, path, res, opts);
+      const challenge = pickChallenge(parseChallenges(res.headers.get("www-authenticate")));
+      await res.body?.cancel();
+      if (!challenge) return this.check(repo, path, res, opts);
+      this.challenges.set(repo.registry, challenge);
+      const next = await this.authorization(repo, opts, true);
+      if (next === undefined || next === auth) return this.check(repo, path, res, opts);
+      auth = next;
+    }
+  }
+
+  private async request(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    opts: CallOptions,
+  ): Promise<Response> {
+    try {
+      return await this.fetch(url, {
+        method,
+        headers: { "user-agent": this.userAgent, ...headers },
+        redirect: "follow",
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+      throw new RegistryError("unavailable", `${hostOf(url)}: ${describeNetworkError(err)}`, { cause: err });
+    }
+  }
+
+  private async check(
+    repo: RepositoryRef,
+    path: string,
+    res: Response,
+    opts: CallOptions,
+  ): Promise<Response> {
+    if (res.ok) return res;
+    const text = res.status === 401 || res.status === 403 ? "" : await safeText(res);
+    const what = `${where(repo)}: ${path.replace("/", " ")}`;
+    const status = res.status;
+    if (status === 401) {
+      await res.body?.cancel();
+      const who = opts.credential ? "refused the credentials" : "requires credentials (none were found)";
+      throw new RegistryError("unauthorized", `${what}: the registry ${who} (401)`, { status });
+    }
+    if (status === 403) {
+      await res.body?.cancel();
+      throw new RegistryError("denied", `${what}: access denied (403)`, { status });
+    }
+    if (status === 404)
+      throw new RegistryError("not-found", `${what}: not found (404)${registryCode(text)}`, { status });
+    if (status === 429 || status >= 500) {
+      const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+      return Promise.reject(
+        new RegistryError("unavailable", `${what}: registry answered ${status}${registryCode(text)}`, {
+          status,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        }),
+      );
+    }
+    throw new RegistryError("invalid-manifest", `${what}: registry answered ${status}${registryCode(text)}`, {
+      status,
+    });
+  }
+
+  // --- auth -------------------------------------------------------------------
+
+  /** The Authorization header to send, or undefined for anonymous. `fresh` forces a new token. */
+  private async authorization(
+    repo: RepositoryRef,
+    opts: CallOptions,
+    fresh: boolean,
+  ): Promise<string | undefined> {
+    const challenge = this.challenges.get(repo.registry);
+    if (!challenge) return undefined;
+    if (challenge.scheme === "basic") {
+      return opts.credential ? basicHeader(opts.credential) : undefined;
+    }
+    const key = tokenKey(repo, opts.credential);
+    const cached = this.tokens.get(key);
+    if (!fresh && cached && cached.expiresAt > Date.now()) return `Bearer ${cached.value}`;
+    const token = await this.fetchTokenOnce(key, repo, challenge, opts);
+    return `Bearer ${token.value}`;
+  }
+
+  /** One token request per (repository, credential) at a time, however many calls wait for it. */
+  private fetchTokenOnce(
+    key: string,
+    repo: RepositoryRef,
+    challenge: Challenge,
+    opts: CallOptions,
+  ): Promise<Token> {
+    const inflight = this.tokenFlights.get(key);
+    if (inflight) return inflight;
+    const p = this.fetchToken(repo, challenge, opts).finally(() => this.tokenFlights.delete(key));
+    this.tokenFlights.set(key, p);
+    return p;
+  }
+
+  private async fetchToken(repo: RepositoryRef, challenge: Challenge, opts: CallOptions): Promise<Token> {
+    const realm = challenge.params.realm;
+    if (!realm) throw new RegistryError("unauthorized", `${where(repo)}: bearer challenge without a realm`);
+    let url: URL;
+    try {
+      url = new URL(realm);
+    } catch {
+      throw new RegistryError(
+        "unauthorized",
+        `${where(repo)}: bearer realm ${JSON.stringify(realm)} is not a URL`,
+      );
+    }
+    if (url.protocol === "http:" && this.schemeFor(url.host) !== "http" && opts.credential) {
+      throw new RegistryError(
+        "insecure",
+        `${where(repo)}: token realm ${url.origin} is plain HTTP; refusing to send credentials there`,
+      );
+    }
+    if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
+    url.searchParams.set("scope", `repository:${repo.repository}:pull`);
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (opts.credential) headers.authorization = basicHeader(opts.credential);
+    const res = await this.request(url.toString(), "GET", headers, opts);
+    if (res.status === 401 || res.status === 403) {
+      await res.body?.cancel();
+      throw new RegistryError(
+        "unauthorized",
+        `${where(repo)}: the token service refused ${opts.credential ? "the credentials" : "anonymous access"} (${res.status})`,
+        { status: res.status },
+      );
+    }
+    if (res.status === 429 || res.status >= 500) {
+      const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+      await res.body?.cancel();
+      throw new RegistryError("unavailable", `${where(repo)}: token service answered ${res.status}`, {
+        status: res.status,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new RegistryError("unauthorized", `${where(repo)}: token service answered ${res.status}`, {
+        status: res.status,
+      });
+    }
+    let body: { token?: unknown; access_token?: unknown; expires_in?: unknown };
+    try {
+      body = (await res.json()) as typeof body;
+    } catch {
+      throw new RegistryError("unauthorized", `${where(repo)}: token service sent no JSON`);
+    }
+    const value = typeof body.token === "string" ? body.token : body.access_token;
+    if (typeof value !== "string" || value === "") {
+      throw new RegistryError("unauthorized", `${where(repo)}: token service sent no token`);
+    }
+    const ttl =
+      typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_TTL_S;
+    const token = { value, expiresAt: Date.now() + ttl * 1000 - TOKEN_EARLY_EXPIRY_MS };
+    if (this.tokens.size >= MAX_TOKENS) this.pruneTokens();
+    this.tokens.set(tokenKey(repo, opts.credential), token);
+    return token;
+  }
+
+  private pruneTokens(): void {
+    const now = Date.now();
+    for (const [k, t] of this.tokens) if (t.expiresAt <= now) this.tokens.delete(k);
+    if (this.tokens.size >= MAX_TOKENS) this.tokens.clear();
+  }
+}
+
+/** Reads a body up to `cap` bytes while hashing it; `tooBig` builds the error when it runs over. */
+async function readCapped(
+  res: Response,
+  cap: number,
+  tooBig: () => RegistryError,
+): Promise<{ bytes: Buffer; digest: string }> {
+  const hash = createHash("sha256");
+  const chunks: Buffer[] = [];
+  let total = 0;
+  if (res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > cap) {
+        await reader.cancel();
+        throw tooBig();
+      }
+      hash.update(value);
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    }
+  }
+  return { bytes: Buffer.concat(chunks, total), digest: `sha256:${hash.digest("hex")}` };
+}
+
+function pickChallenge(challenges: Challenge[]): Challenge | undefined {
+  return challenges.find((c) => c.scheme === "bearer") ?? challenges.find((c) => c.scheme === "basic");
+}
+
+function basicHeader(c: BasicCredential): string {
+  return `Basic ${Buffer.from(`${c.username}:${c.password}`).toString("base64")}`;
+}
+
+/** Tokens are per repository and per credential; the key holds a hash, never the password. */
+function tokenKey(repo: RepositoryRef, c: BasicCredential | undefined): string {
+  const who = c ? createHash("sha256").update(`${c.username}\0${c.password}`).digest("hex") : "anonymous";
+  return `${repo.registry}/${repo.repository}|${who}`;
+}
+
+export function isLoopback(hostPort: string): boolean {
+  const host = hostPort
+    .replace(/:\d+$/, "")
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase();
+  return host === "localhost" || host === "::1" || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+function where(repo: RepositoryRef): string {
+  return `${repo.registry}/${repo.repository}`;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function describeNetworkError(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  const code = (cause as { code?: unknown }).code;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return typeof code === "string" ? `${code} (${message})` : message;
+}
+
+async function safeText(res: Response): Promise<string> {
+  try {
+    return (await res.text()).slice(0, 2048);
+  } catch {
+    return "";
+  }
+}
+
+/** The distribution error code (MANIFEST_UNKNOWN, ...) when the body carries one. */
+function registryCode(text: string): string {
+  try {
+    const doc = JSON.parse(text) as { errors?: { code?: unknown }[] };
+    const code = doc.errors?.[0]?.code;
+    return typeof code === "string" ? ` ${code}` : "";
+  } catch {
+    return "";
+  }
+}
