@@ -27,6 +27,10 @@ export const QuarryReason = {
   NoResolver: "NoResolver",
   MissingResolverLabel: "MissingResolverLabel",
   InvalidRequest: "InvalidRequest",
+  /** The source is not what the resolver reads (e.g. an image that breaks the Tekton bundle contract). */
+  InvalidBundle: "InvalidBundle",
+  /** Bytes from the source did not match the digest they were fetched by; they were not used. */
+  DigestMismatch: "DigestMismatch",
 } as const;
 export type QuarryReason = (typeof QuarryReason)[keyof typeof QuarryReason];
 

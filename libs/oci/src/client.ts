@@ -39,8 +39,8 @@ export interface OciRegistry {
 }
 
 export interface RegistryClientOptions {
-  /** Hosts (host[:port]) that may be reached over plain HTTP besides loopback. */
-  insecureRegistries?: readonly string[];
+  /** Whether a host (host[:port]) may be reached over plain HTTP; loopback always may. Asked per call, so live config applies. */
+  allowsPlainHttp?: (host: string) => boolean;
   userAgent?: string;
   maxManifestBytes?: number;
   fetch?: typeof fetch;
@@ -57,7 +57,7 @@ const TOKEN_EARLY_EXPIRY_MS = 10_000;
 const MAX_TOKENS = 10_000;
 
 export class RegistryClient implements OciRegistry {
-  private readonly insecure: ReadonlySet<string>;
+  private readonly allowsPlainHttp: (host: string) => boolean;
   private readonly userAgent: string;
   private readonly maxManifestBytes: number;
   private readonly fetch: typeof fetch;
@@ -67,7 +67,7 @@ export class RegistryClient implements OciRegistry {
   private readonly tokenFlights = new Map<string, Promise<Token>>();
 
   constructor(opts: RegistryClientOptions = {}) {
-    this.insecure = new Set((opts.insecureRegistries ?? []).map((h) => h.toLowerCase()));
+    this.allowsPlainHttp = opts.allowsPlainHttp ?? (() => false);
     this.userAgent = opts.userAgent ?? "quarry-oci/0.1";
     this.maxManifestBytes = opts.maxManifestBytes ?? DEFAULT_MAX_MANIFEST;
     this.fetch = opts.fetch ?? globalThis.fetch;
@@ -163,7 +163,7 @@ export class RegistryClient implements OciRegistry {
   }
 
   private schemeFor(hostPort: string): "http" | "https" {
-    return isLoopback(hostPort) || this.insecure.has(hostPort.toLowerCase()) ? "http" : "https";
+    return isLoopback(hostPort) || this.allowsPlainHttp(hostPort.toLowerCase()) ? "http" : "https";
   }
 
   /**

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ConfigError } from "@quarry/kube";
+import { defaultBundleConfig, parseBundleConfig } from "./config.ts";
+
+test("empty config gives the defaults", () => {
+  assert.deepEqual(parseBundleConfig({}), defaultBundleConfig);
+});
+
+test("Tekton's keys and Quarry's keys", () => {
+  const c = parseBundleConfig({
+    "default-kind": "pipeline",
+    "default-service-account": "puller",
+    "fetch-timeout": "45s",
+    "allowed-repositories": "# team bundles\n127\\.0\\.0\\.1:\\d+/team/.*\n\ngcr.io/tekton-releases/.*",
+    "insecure-registries": "reg.local:5000, Other.Local",
+    "max-layer-size": "512Ki",
+    "blob-cache-size": "16Mi",
+    "resolution-timeout": "1m",
+  });
+  assert.equal(c.defaultKind, "pipeline");
+  assert.equal(c.defaultServiceAccount, "puller");
+  assert.equal(c.fetchTimeoutMs, 45_000);
+  assert.equal(c.allowedRepositories.length, 2);
+  assert.ok(c.allowedRepositories[0]?.test("127.0.0.1:5000/team/x"));
+  assert.ok(!c.allowedRepositories[0]?.test("127.0.0.1:5000/other/x"));
+  assert.deepEqual([...c.insecureRegistries], ["reg.local:5000", "other.local"]);
+  assert.equal(c.maxLayerBytes, 512 * 1024);
+  assert.equal(c.blobCacheBytes, 16 * 1024 ** 2);
+});
+
+const bad: [Record<string, string>, string][] = [
+  [{ "default-kind": "Task" }, "default-kind"],
+  [{ "default-service-account": "a b" }, "default-service-account"],
+  [{ "fetch-timeout": "soon" }, "fetch-timeout"],
+  [{ "fetch-timeout": "0s" }, "fetch-timeout"],
+  [{ "allowed-repositories": "(" }, "allowed-repositories"],
+  [{ "max-layer-size": "big" }, "max-layer-size"],
+  [{ "blob-cache-size": "0" }, "blob-cache-size"],
+];
+for (const [data, key] of bad) {
+  test(`bad ${key} throws ConfigError naming it`, () => {
+    assert.throws(
+      () => parseBundleConfig(data),
+      (e: unknown) => e instanceof ConfigError && e.message.includes(key),
+    );
+  });
+}

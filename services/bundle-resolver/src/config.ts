@@ -1,0 +1,112 @@
+// bundleresolver-config: Tekton's keys (default-kind, default-service-account,
+// fetch-timeout) plus Quarry's policy and limits. A bad value throws
+// ConfigError naming the key, so the runtime keeps the last good config.
+// The runtime's own keys (resolution-timeout, default-cache-mode, ...) share
+// the ConfigMap and are left to it.
+import { ConfigError, parseDuration, parseSize } from "@quarry/kube";
+
+export const CONFIG_MAP_NAME = "bundleresolver-config";
+
+export const KEYS = {
+  defaultKind: "default-kind",
+  defaultServiceAccount: "default-service-account",
+  fetchTimeout: "fetch-timeout",
+  allowedRepositories: "allowed-repositories",
+  insecureRegistries: "insecure-registries",
+  maxLayerSize: "max-layer-size",
+  blobCacheSize: "blob-cache-size",
+} as const;
+
+export interface BundleConfig {
+  /** Kind looked for when the request names none (Tekton's default: task). */
+  defaultKind: string;
+  /** Whose imagePullSecrets are used when the request names neither secret nor serviceAccount. */
+  defaultServiceAccount: string;
+  /** Per-attempt deadline; the runtime's resolution-timeout when unset. */
+  fetchTimeoutMs: number | undefined;
+  /** Full-match regular expressions over "registry/repository"; empty = every repository. */
+  allowedRepositories: readonly RegExp[];
+  /** Hosts (host[:port]) reachable over plain HTTP besides loopback. */
+  insecureRegistries: ReadonlySet<string>;
+  /** Largest layer blob fetched, and largest layer once decompressed. */
+  maxLayerBytes: number;
+  /** Budget of the digest-addressed manifest and layer cache. */
+  blobCacheBytes: number;
+}
+
+export const defaultBundleConfig: BundleConfig = {
+  defaultKind: "task",
+  defaultServiceAccount: "default",
+  fetchTimeoutMs: undefined,
+  allowedRepositories: [],
+  insecureRegistries: new Set(),
+  maxLayerBytes: 2 * 1024 ** 2,
+  blobCacheBytes: 64 * 1024 ** 2,
+};
+
+export function parseBundleConfig(data: Readonly<Record<string, string>>): BundleConfig {
+  const get = (key: string) => {
+    const v = data[key]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const kind = get(KEYS.defaultKind);
+  if (kind !== undefined && !/^[a-z][a-z0-9]*$/.test(kind)) {
+    throw new ConfigError(KEYS.defaultKind, `must be a lower-case singular kind like "task", got "${kind}"`);
+  }
+  const sa = get(KEYS.defaultServiceAccount);
+  if (sa !== undefined && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(sa)) {
+    throw new ConfigError(KEYS.defaultServiceAccount, `must be a ServiceAccount name, got "${sa}"`);
+  }
+  return {
+    defaultKind: kind ?? defaultBundleConfig.defaultKind,
+    defaultServiceAccount: sa ?? defaultBundleConfig.defaultServiceAccount,
+    fetchTimeoutMs: duration(KEYS.fetchTimeout, get(KEYS.fetchTimeout)),
+    allowedRepositories: lines(get(KEYS.allowedRepositories)).map((l) =>
+      compile(KEYS.allowedRepositories, l),
+    ),
+    insecureRegistries: new Set(
+      lines(get(KEYS.insecureRegistries)).flatMap((l) => l.split(",").map((h) => h.trim().toLowerCase())),
+    ),
+    maxLayerBytes: size(KEYS.maxLayerSize, get(KEYS.maxLayerSize)) ?? defaultBundleConfig.maxLayerBytes,
+    blobCacheBytes: size(KEYS.blobCacheSize, get(KEYS.blobCacheSize)) ?? defaultBundleConfig.blobCacheBytes,
+  };
+}
+
+function duration(key: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (err) {
+    throw new ConfigError(key, (err as Error).message);
+  }
+  if (ms <= 0) throw new ConfigError(key, `must be positive, got "${value}"`);
+  return ms;
+}
+
+function size(key: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = parseSize(value);
+  if (n === undefined || n <= 0)
+    throw new ConfigError(key, `must be a positive size like 2Mi, got "${value}"`);
+  return n;
+}
+
+/** One entry per line; blank lines and `#` comments skipped. */
+function lines(raw: string | undefined): string[] {
+  return (raw ?? "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
+}
+
+function compile(key: string, pattern: string): RegExp {
+  try {
+    return new RegExp(`^(?:${pattern})$`);
+  } catch (err) {
+    throw new ConfigError(
+      key,
+      `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}`,
+    );
+  }
+}

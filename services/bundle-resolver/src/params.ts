@@ -1,0 +1,78 @@
+// The bundle resolver's params (Tekton's names) and their checks. Pure: every
+// refusal names the param at fault.
+import { type ImageReference, InvalidReferenceError, parseReference } from "@quarry/oci";
+import { invalidParams, type Params, type ParamsSchema } from "@quarry/resolver-sdk";
+import type { BundleConfig } from "./config.ts";
+
+const STRING = { type: "string" } as const;
+const NON_EMPTY = { type: "string", minLength: 1 } as const;
+
+export const paramsSchema: ParamsSchema = {
+  type: "object",
+  properties: {
+    bundle: NON_EMPTY,
+    name: NON_EMPTY,
+    kind: STRING,
+    secret: STRING,
+    serviceAccount: STRING,
+  },
+  required: ["bundle", "name"],
+  additionalProperties: false,
+};
+
+export interface BundleRequest {
+  ref: ImageReference;
+  /** The reference as written, for messages. */
+  bundle: string;
+  name: string;
+  /** Lower-cased: layer kinds are matched case-insensitively. */
+  kind: string;
+  /** An image pull Secret in the request's namespace. */
+  secret: string | undefined;
+  /** A ServiceAccount in the request's namespace whose imagePullSecrets are used. */
+  serviceAccount: string | undefined;
+}
+
+const DNS_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function str(params: Params, name: string): string | undefined {
+  const v = params[name];
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
+
+export function parseRequest(params: Params, config: BundleConfig): BundleRequest {
+  const bundle = str(params, "bundle");
+  if (!bundle) throw invalidParams('param "bundle" is required');
+  let ref: ImageReference;
+  try {
+    ref = parseReference(bundle);
+  } catch (err) {
+    if (err instanceof InvalidReferenceError) throw invalidParams(`param "bundle": ${err.message}`);
+    throw err;
+  }
+  const name = str(params, "name");
+  if (!name) throw invalidParams('param "name" is required');
+  const kind = (str(params, "kind") ?? config.defaultKind).toLowerCase();
+  const secret = str(params, "secret");
+  const serviceAccount = str(params, "serviceAccount");
+  for (const [param, value] of [
+    ["secret", secret],
+    ["serviceAccount", serviceAccount],
+  ] as const) {
+    if (value !== undefined && (value.length > 253 || !DNS_NAME.test(value))) {
+      throw invalidParams(`param "${param}": ${JSON.stringify(value)} is not a valid object name`);
+    }
+  }
+  return { ref, bundle, name, kind, secret, serviceAccount };
+}
+
+/** An @sha256 reference pins the content: cacheable in "auto" mode. */
+export function pinsContent(params: Params): boolean {
+  const bundle = params.bundle;
+  if (typeof bundle !== "string") return false;
+  try {
+    return parseReference(bundle).digest !== undefined;
+  } catch {
+    return false;
+  }
+}

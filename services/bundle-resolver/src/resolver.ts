@@ -1,0 +1,244 @@
+// BundleResolver: Tekton's `bundles` resolver on top of an OciRegistry.
+// Tags are resolved to a digest on every request (one HEAD); everything after
+// that is addressed by digest, verified, and shared between concurrent
+// requests of the same namespace and credential.
+import { parseDuration } from "@quarry/kube";
+import {
+  type BasicCredential,
+  type Descriptor,
+  type FetchedManifest,
+  type ImageManifest,
+  type OciRegistry,
+  RegistryError,
+  type RepositoryRef,
+  repositoryName,
+} from "@quarry/oci";
+import {
+  defaultRuntimeConfig,
+  forbidden,
+  type Params,
+  ResolutionError,
+  type ResolveContext,
+  type Resolved,
+  type Resolver,
+  type ResolverConfig,
+} from "@quarry/resolver-sdk";
+import { checkBundle, findLayer, invalidBundle, resultAnnotations } from "./bundle.ts";
+import { type BundleConfig, parseBundleConfig } from "./config.ts";
+import type { CredentialLoader } from "./credentials.ts";
+import { DigestCache, digestKey } from "./digest-cache.ts";
+import { extractLayerObject, LayerError } from "./layer.ts";
+import { type BundleRequest, paramsSchema, parseRequest, pinsContent } from "./params.ts";
+
+export interface BundleResolverDeps {
+  registry: OciRegistry;
+  loadCredentials: CredentialLoader;
+}
+
+interface CachedManifest {
+  fetched: FetchedManifest;
+  byteLength: number;
+}
+
+export class BundleResolver implements Resolver {
+  readonly type = "bundles";
+  readonly aliases = ["bundle"];
+  readonly paramsSchema = paramsSchema;
+  private readonly deps: BundleResolverDeps;
+  private readonly parsed = new WeakMap<ResolverConfig, BundleConfig>();
+  readonly manifests: DigestCache<CachedManifest>;
+  readonly layers: DigestCache<Buffer>;
+
+  constructor(deps: BundleResolverDeps, config: BundleConfig = parseBundleConfig({})) {
+    this.deps = deps;
+    this.current = config;
+    this.manifests = new DigestCache(Math.ceil(config.blobCacheBytes / 8));
+    this.layers = new DigestCache(config.blobCacheBytes);
+  }
+
+  /** The last config that parsed: what plain-HTTP decisions outside a resolution use. */
+  private current: BundleConfig;
+
+  validateConfig(config: ResolverConfig): void {
+    const parsed = parseBundleConfig(config);
+    this.parsed.set(config, parsed);
+    this.current = parsed;
+  }
+
+  isImmutable(params: Params): boolean {
+    return pinsContent(params);
+  }
+
+  /** Tekton's fetch-timeout, else the runtime's resolution-timeout. */
+  timeout(_params: Params, config: ResolverConfig): number {
+    const fetch = this.config(config).fetchTimeoutMs;
+    if (fetch !== undefined) return fetch;
+    const raw = config["resolution-timeout"];
+    try {
+      if (raw) return parseDuration(raw);
+    } catch {
+      // the runtime reports its own key
+    }
+    return defaultRuntimeConfig.resolutionTimeoutMs;
+  }
+
+  /** Whether plain HTTP may be used for `host` under the live config (the client allows loopback itself). */
+  allowsPlainHttp(host: string): boolean {
+    return this.current.insecureRegistries.has(host);
+  }
+
+  async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
+    const config = this.config(ctx.config);
+    this.manifests.resize(Math.ceil(config.blobCacheBytes / 8));
+    this.layers.resize(config.blobCacheBytes);
+    const req = parseRequest(params, config);
+    checkAllowed(req, config);
+    const { credentials, sources } = await this.deps.loadCredentials({
+      namespace: ctx.namespace,
+      secret: req.secret,
+      serviceAccount: req.serviceAccount,
+      defaultServiceAccount: config.defaultServiceAccount,
+      signal: ctx.signal,
+    });
+    const credential = credentials.lookup(req.ref);
+    const call = { credential, signal: ctx.signal };
+    try {
+      const digest =
+        req.ref.digest ?? (await this.deps.registry.resolve(req.ref, req.ref.tag ?? "latest", call)).digest;
+      const manifest = await this.imageManifest(req, digest, credential, ctx);
+      checkBundle(manifest, req.bundle);
+      const layer = findLayer(manifest, req.kind, req.name, req.bundle);
+      const data = await this.layerObject(req, layer, credential, config, ctx);
+      return {
+        data,
+        annotations: resultAnnotations(layer),
+        refSource: {
+          uri: repositoryName(req.ref),
+          digest: { sha256: digest.slice("sha256:".length) },
+          entryPoint: req.name,
+        },
+      };
+    } catch (err) {
+      throw toResolutionError(err, req, credential !== undefined, sources);
+    }
+  }
+
+  /** The image manifest at `digest`; an index is followed to its one image (or its linux/amd64 one). */
+  private async imageManifest(
+    req: BundleRequest,
+    digest: string,
+    credential: BasicCredential | undefined,
+    ctx: ResolveContext,
+  ): Promise<ImageManifest> {
+    const top = await this.manifest(req.ref, digest, credential, ctx);
+    if (top.manifest.kind === "image") return top.manifest;
+    const images = top.manifest.manifests;
+    const pick =
+      images.length === 1
+        ? images[0]
+        : images.find((d) => d.platform?.os === "linux" && d.platform.architecture === "amd64");
+    if (!pick) {
+      throw invalidBundle(
+        `param "bundle": ${req.bundle} is an image index of ${images.length} images with none for linux/amd64; name one image by digest`,
+      );
+    }
+    const child = await this.manifest(req.ref, pick.digest, credential, ctx);
+    if (child.manifest.kind !== "image") {
+      throw invalidBundle(`param "bundle": ${req.bundle} is an index of indexes; name one image by digest`);
+    }
+    return child.manifest;
+  }
+
+  private async manifest(
+    repo: RepositoryRef,
+    digest: string,
+    credential: BasicCredential | undefined,
+    ctx: ResolveContext,
+  ): Promise<FetchedManifest> {
+    const key = digestKey(ctx.namespace, repositoryName(repo), credential, digest);
+    const entry = await this.manifests.get(key, ctx.signal, async (signal) => {
+      const fetched = await this.deps.registry.getManifest(repo, digest, { credential, signal });
+      return { fetched, byteLength: fetched.bytes.byteLength };
+    });
+    return entry.fetched;
+  }
+
+  private layerObject(
+    req: BundleRequest,
+    layer: Descriptor,
+    credential: BasicCredential | undefined,
+    config: BundleConfig,
+    ctx: ResolveContext,
+  ): Promise<Buffer> {
+    const key = digestKey(ctx.namespace, repositoryName(req.ref), credential, layer.digest);
+    return this.layers.get(key, ctx.signal, async (signal) => {
+      const blob = await this.deps.registry.getBlob(req.ref, layer, {
+        credential,
+        signal,
+        maxBytes: config.maxLayerBytes,
+      });
+      return extractLayerObject(blob, config.maxLayerBytes);
+    });
+  }
+
+  private config(raw: ResolverConfig): BundleConfig {
+    let parsed = this.parsed.get(raw);
+    if (!parsed) {
+      parsed = parseBundleConfig(raw);
+      this.parsed.set(raw, parsed);
+    }
+    return parsed;
+  }
+}
+
+function checkAllowed(req: BundleRequest, config: BundleConfig): void {
+  if (config.allowedRepositories.length === 0) return;
+  const name = repositoryName(req.ref);
+  if (!config.allowedRepositories.some((re) => re.test(name))) {
+    throw forbidden(
+      `param "bundle": repository ${name} is not in the bundle resolver's allowed-repositories`,
+    );
+  }
+}
+
+/** Registry and layer failures → the request's reason; retryable ones stay plain errors for the runtime. */
+export function toResolutionError(
+  err: unknown,
+  req: BundleRequest,
+  withCredential: boolean,
+  sources: readonly string[],
+): Error {
+  if (err instanceof ResolutionError) return err;
+  if (err instanceof LayerError) {
+    return new ResolutionError(
+      err.tooLarge ? "TooLarge" : "InvalidBundle",
+      `param "bundle": ${req.kind} ${JSON.stringify(req.name)} of ${req.bundle}: ${err.message}`,
+      { cause: err },
+    );
+  }
+  if (!(err instanceof RegistryError)) return err instanceof Error ? err : new Error(String(err));
+  const from = sources.length ? ` (from ${sources.join(", ")})` : "";
+  switch (err.code) {
+    case "unauthorized":
+      return new ResolutionError(
+        "Forbidden",
+        withCredential
+          ? `param "bundle": ${err.message}${from}`
+          : `param "bundle": ${err.message}; name an image pull Secret in "secret" or a ServiceAccount in "serviceAccount"`,
+        { cause: err },
+      );
+    case "denied":
+    case "insecure":
+      return new ResolutionError("Forbidden", `param "bundle": ${err.message}${from}`, { cause: err });
+    case "not-found":
+      return new ResolutionError("NotFound", `param "bundle": ${err.message}`, { cause: err });
+    case "digest-mismatch":
+      return new ResolutionError("DigestMismatch", `param "bundle": ${err.message}`, { cause: err });
+    case "too-large":
+      return new ResolutionError("TooLarge", `param "bundle": ${err.message}`, { cause: err });
+    case "invalid-manifest":
+      return new ResolutionError("InvalidBundle", `param "bundle": ${err.message}`, { cause: err });
+    case "unavailable":
+      return err;
+  }
+}
