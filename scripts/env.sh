@@ -61,4 +61,6 @@ quarry_setup() {
   quarry_ensure_deps
   echo "[setup] control-plane binaries (built once from the Go module proxy, then cached)" >&2
   bash "$QUARRY_ROOT/e2e/controlplane/build-binaries.sh" >/dev/null
+  echo "[setup] OCI registry, crane and tkn for the bundle scenarios (built once from the Go module proxy, then cached)" >&2
+  bash "$QUARRY_ROOT/e2e/fixtures/build-oci-tools.sh" >/dev/null
 }
