@@ -7,8 +7,8 @@ import { extractLayerObject, LayerError } from "./layer.ts";
 async function tarOf(entries: { name: string; content: string | Buffer }[]): Promise<Buffer> {
   const p = pack();
   const chunks: Buffer[] = [];
-  p.on("data", (c: Buffer) => chunks.push(c));
-  const done = new Promise((resolve) => p.on("end", resolve));
+  p.on("data", (c: unknown) => chunks.push(Buffer.from(c as Uint8Array)));
+  const done = new Promise<void>((resolve) => p.on("end", () => resolve()));
   for (const e of entries) p.entry({ name: e.name }, e.content);
   p.finalize();
   await done;
@@ -52,7 +52,7 @@ test("a gzip that expands past the cap is TooLarge, without expanding it all", a
 
 test("corrupt gzip is an InvalidBundle-style error, not a crash", async () => {
   const blob = gzipSync(Buffer.from(TASK));
-  blob[blob.length - 6] ^= 0xff;
+  blob.writeUInt8((blob.readUInt8(blob.length - 6) ^ 0xff) & 0xff, blob.length - 6);
   await assert.rejects(
     extractLayerObject(blob, 1 << 20),
     (e: unknown) => e instanceof LayerError && !e.tooLarge,
