@@ -179,7 +179,7 @@ export class RegistryClient implements OciRegistry {
     opts: CallOptions,
   ): Promise<Response> {
     const url = `${this.baseUrl(repo.registry)}${repo.repository}/${path}`;
-    let auth = await this.authorization(repo, opts, false);
+    let auth = await this.authorization(repo, opts, undefined);
     for (let attempt = 0; ; attempt++) {
       const res = await this.request(
         url,
@@ -192,7 +192,7 @@ export class RegistryClient implements OciRegistry {
       await res.body?.cancel();
       if (!challenge) return this.check(repo, path, res, opts);
       this.challenges.set(repo.registry, challenge);
-      const next = await this.authorization(repo, opts, true);
+      const next = await this.authorization(repo, opts, auth ?? "");
       if (next === undefined || next === auth) return this.check(repo, path, res, opts);
       auth = next;
     }
@@ -254,11 +254,15 @@ export class RegistryClient implements OciRegistry {
 
   // --- auth -------------------------------------------------------------------
 
-  /** The Authorization header to send, or undefined for anonymous. `fresh` forces a new token. */
+  /**
+   * The Authorization header to send, or undefined for anonymous. `rejected` is
+   * the header a 401 just refused: a cached token is reused unless it is that
+   * one (so calls that raced to the same 401 share the token one of them got).
+   */
   private async authorization(
     repo: RepositoryRef,
     opts: CallOptions,
-    fresh: boolean,
+    rejected: string | undefined,
   ): Promise<string | undefined> {
     const challenge = this.challenges.get(repo.registry);
     if (!challenge) return undefined;
@@ -267,7 +271,8 @@ export class RegistryClient implements OciRegistry {
     }
     const key = tokenKey(repo, opts.credential);
     const cached = this.tokens.get(key);
-    if (!fresh && cached && cached.expiresAt > Date.now()) return `Bearer ${cached.value}`;
+    if (cached && cached.expiresAt > Date.now() && `Bearer ${cached.value}` !== rejected)
+      return `Bearer ${cached.value}`;
     const token = await this.fetchTokenOnce(key, repo, challenge, opts);
     return `Bearer ${token.value}`;
   }
