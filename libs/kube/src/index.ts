@@ -2,6 +2,7 @@ export { ExponentialBackoff, RetryDelay } from "./backoff.ts";
 export { KubeClient, type KubeObject, type ListOptions, type ObjectList, type WatchEvent } from "./client.ts";
 export { type Clock, FakeClock, realClock } from "./clock.ts";
 export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
+export { configDuration, configPattern, configPatterns } from "./config-values.ts";
 export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
 export { formatDuration, parseDuration, parseSize } from "./duration.ts";
 export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";
@@ -16,6 +17,8 @@ export {
   type ResourceType,
   resolutionRequests,
   resourcePath,
+  secrets,
+  serviceAccounts,
 } from "./resources.ts";
 export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
 export { runWorkers, WorkQueue } from "./workqueue.ts";

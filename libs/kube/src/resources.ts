@@ -58,3 +58,19 @@ export function resourcePath(
   if (subresource) path += `/${subresource}`;
   return path;
 }
+
+export const secrets: ResourceType = {
+  group: "",
+  version: "v1",
+  plural: "secrets",
+  kind: "Secret",
+  namespaced: true,
+};
+
+export const serviceAccounts: ResourceType = {
+  group: "",
+  version: "v1",
+  plural: "serviceaccounts",
+  kind: "ServiceAccount",
+  namespaced: true,
+};

@@ -83,3 +83,17 @@ export function parseResolverConfig(
   resolver.validateConfig?.(raw);
   return { runtime: rt, raw };
 }
+
+/**
+ * The runtime's per-attempt deadline under `config` (its `resolution-timeout`,
+ * else the default), for a resolver's timeout() when its own key is unset.
+ */
+export function runtimeTimeoutMs(config: Readonly<Record<string, string>>): number {
+  const raw = config["resolution-timeout"];
+  try {
+    if (raw) return parseDuration(raw);
+  } catch {
+    // the runtime reports its own key
+  }
+  return defaultRuntimeConfig.resolutionTimeoutMs;
+}

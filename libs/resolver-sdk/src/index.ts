@@ -5,6 +5,7 @@ export {
   type LoadedConfig,
   parseResolverConfig,
   type RuntimeConfig,
+  runtimeTimeoutMs,
 } from "./config.ts";
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";

@@ -3,7 +3,7 @@
 // ConfigError naming the key, so the runtime keeps the last good config.
 // The runtime's own keys (resolution-timeout, default-cache-mode, ...) share
 // the ConfigMap and are left to it.
-import { ConfigError, parseDuration, parseSize } from "@quarry/kube";
+import { ConfigError, configDuration, configPatterns, parseSize } from "@quarry/kube";
 
 export const CONFIG_MAP_NAME = "bundleresolver-config";
 
@@ -60,28 +60,17 @@ export function parseBundleConfig(data: Readonly<Record<string, string>>): Bundl
   return {
     defaultKind: kind ?? defaultBundleConfig.defaultKind,
     defaultServiceAccount: sa ?? defaultBundleConfig.defaultServiceAccount,
-    fetchTimeoutMs: duration(KEYS.fetchTimeout, get(KEYS.fetchTimeout)),
-    allowedRepositories: lines(get(KEYS.allowedRepositories)).map((l) =>
-      compile(KEYS.allowedRepositories, l),
-    ),
+    fetchTimeoutMs: optional(get(KEYS.fetchTimeout), (v) => configDuration(KEYS.fetchTimeout, v)),
+    allowedRepositories: configPatterns(KEYS.allowedRepositories, get(KEYS.allowedRepositories)),
     insecureRegistries: new Set(
-      lines(get(KEYS.insecureRegistries)).flatMap((l) => l.split(",").map((h) => h.trim().toLowerCase())),
+      (get(KEYS.insecureRegistries) ?? "")
+        .split(/[\n,]/)
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== "" && !h.startsWith("#")),
     ),
     maxLayerBytes: size(KEYS.maxLayerSize, get(KEYS.maxLayerSize)) ?? defaultBundleConfig.maxLayerBytes,
     blobCacheBytes: size(KEYS.blobCacheSize, get(KEYS.blobCacheSize)) ?? defaultBundleConfig.blobCacheBytes,
   };
-}
-
-function duration(key: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  let ms: number;
-  try {
-    ms = parseDuration(value);
-  } catch (err) {
-    throw new ConfigError(key, (err as Error).message);
-  }
-  if (ms <= 0) throw new ConfigError(key, `must be positive, got "${value}"`);
-  return ms;
 }
 
 function size(key: string, value: string | undefined): number | undefined {
@@ -92,21 +81,6 @@ function size(key: string, value: string | undefined): number | undefined {
   return n;
 }
 
-/** One entry per line; blank lines and `#` comments skipped. */
-function lines(raw: string | undefined): string[] {
-  return (raw ?? "")
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l !== "" && !l.startsWith("#"));
-}
-
-function compile(key: string, pattern: string): RegExp {
-  try {
-    return new RegExp(`^(?:${pattern})$`);
-  } catch (err) {
-    throw new ConfigError(
-      key,
-      `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}`,
-    );
-  }
+function optional<T>(value: string | undefined, parse: (v: string) => T): T | undefined {
+  return value === undefined ? undefined : parse(value);
 }

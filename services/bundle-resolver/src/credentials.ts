@@ -3,24 +3,16 @@
 // configured default ServiceAccount). One GET per object, nothing listed,
 // watched or kept beyond the resolution, so RBAC stays at `get` and a
 // credential lives in memory only while it is used.
-import { isApiError, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
+import {
+  isApiError,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+  secrets,
+  serviceAccounts,
+} from "@quarry/kube";
 import { DockerConfigError, DockerCredentials } from "@quarry/oci";
 import { forbidden, invalidParams, notFound } from "@quarry/resolver-sdk";
-
-const secrets: ResourceType = {
-  group: "",
-  version: "v1",
-  plural: "secrets",
-  kind: "Secret",
-  namespaced: true,
-};
-const serviceAccounts: ResourceType = {
-  group: "",
-  version: "v1",
-  plural: "serviceaccounts",
-  kind: "ServiceAccount",
-  namespaced: true,
-};
 
 interface SecretObject extends KubeObject {
   type?: string;

@@ -2,7 +2,6 @@
 // Tags are resolved to a digest on every request (one HEAD); everything after
 // that is addressed by digest, verified, and shared between concurrent
 // requests of the same namespace and credential.
-import { parseDuration } from "@quarry/kube";
 import {
   type BasicCredential,
   type Descriptor,
@@ -14,7 +13,6 @@ import {
   repositoryName,
 } from "@quarry/oci";
 import {
-  defaultRuntimeConfig,
   forbidden,
   type Params,
   ResolutionError,
@@ -22,6 +20,7 @@ import {
   type Resolved,
   type Resolver,
   type ResolverConfig,
+  runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
 import { checkBundle, findLayer, invalidBundle, resultAnnotations } from "./bundle.ts";
 import { type BundleConfig, parseBundleConfig } from "./config.ts";
@@ -72,14 +71,7 @@ export class BundleResolver implements Resolver {
   /** Tekton's fetch-timeout, else the runtime's resolution-timeout. */
   timeout(_params: Params, config: ResolverConfig): number {
     const fetch = this.config(config).fetchTimeoutMs;
-    if (fetch !== undefined) return fetch;
-    const raw = config["resolution-timeout"];
-    try {
-      if (raw) return parseDuration(raw);
-    } catch {
-      // the runtime reports its own key
-    }
-    return defaultRuntimeConfig.resolutionTimeoutMs;
+    return fetch ?? runtimeTimeoutMs(config);
   }
 
   /** Whether plain HTTP may be used for `host` under the live config (the client allows loopback itself). */

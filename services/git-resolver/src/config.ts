@@ -4,7 +4,7 @@
 // bad one throws ConfigError naming the key, so the runtime keeps the last
 // good config. Keys this file does not know are left alone: the runtime's own
 // keys (resolution-timeout, default-cache-mode, ...) share the ConfigMap.
-import { ConfigError, parseDuration, parseSize } from "@quarry/kube";
+import { ConfigError, configDuration, configPattern, configPatterns, parseSize } from "@quarry/kube";
 import yaml from "js-yaml";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
@@ -115,8 +115,8 @@ export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfi
   return {
     base,
     byConfigKey,
-    allowedUrls: patterns(KEYS.allowedUrls, data[KEYS.allowedUrls]),
-    allowedRevisions: patterns(KEYS.allowedRevisions, data[KEYS.allowedRevisions]),
+    allowedUrls: configPatterns(KEYS.allowedUrls, data[KEYS.allowedUrls]),
+    allowedRevisions: configPatterns(KEYS.allowedRevisions, data[KEYS.allowedRevisions]),
     namespaceUrls: namespaceRules(data[KEYS.namespaceUrls]),
     maxRepositoryBytes:
       size(KEYS.maxRepositorySize, data[KEYS.maxRepositorySize]) ?? defaultGitConfig.maxRepositoryBytes,
@@ -135,7 +135,7 @@ function repoSetting(key: string, field: string, raw: string): Partial<RepoSetti
   const value = raw.trim();
   switch (field) {
     case KEYS.fetchTimeout:
-      return { fetchTimeoutMs: value === "" ? undefined : positiveDuration(key, value) };
+      return { fetchTimeoutMs: value === "" ? undefined : configDuration(key, value) };
     case KEYS.defaultUrl:
       return { defaultUrl: value === "" ? undefined : value };
     case KEYS.defaultRevision:
@@ -152,17 +152,6 @@ function repoSetting(key: string, field: string, raw: string): Partial<RepoSetti
   }
 }
 
-function positiveDuration(key: string, value: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(value);
-  } catch (err) {
-    throw new ConfigError(key, (err as Error).message);
-  }
-  if (ms <= 0) throw new ConfigError(key, `must be positive, got "${value}"`);
-  return ms;
-}
-
 function proxyUrl(key: string, value: string): string {
   let url: URL;
   try {
@@ -174,27 +163,6 @@ function proxyUrl(key: string, value: string): string {
     throw new ConfigError(key, `must be an http(s) URL, got "${value}"`);
   }
   return value;
-}
-
-/** One full-match regular expression per line; blank lines and `#` comments are skipped. */
-function patterns(key: string, raw: string | undefined): RegExp[] {
-  if (raw === undefined) return [];
-  return raw
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l !== "" && !l.startsWith("#"))
-    .map((l) => compile(key, l));
-}
-
-function compile(key: string, pattern: string): RegExp {
-  try {
-    return new RegExp(`^(?:${pattern})$`);
-  } catch (err) {
-    throw new ConfigError(
-      key,
-      `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}`,
-    );
-  }
 }
 
 /** YAML: namespace (or "*") → one pattern or a list of patterns. */
@@ -218,7 +186,7 @@ function namespaceRules(raw: string | undefined): Map<string, RegExp[]> | undefi
     }
     rules.set(
       ns,
-      list.map((p) => compile(key, p)),
+      list.map((p) => configPattern(key, p)),
     );
   }
   return rules;

@@ -2,14 +2,13 @@
 // decides (params, policy, credentials, annotations, error reasons); the git
 // work is the source's.
 
-import { parseDuration } from "@quarry/kube";
 import {
-  defaultRuntimeConfig,
   type Params,
   type ResolveContext,
   type Resolved,
   type Resolver,
   type ResolverConfig,
+  runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
 import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
 import { toResolutionError } from "./errors.ts";
@@ -57,14 +56,7 @@ export class GitResolver implements Resolver {
   timeout(params: Params, config: ResolverConfig): number {
     const key = typeof params.configKey === "string" ? params.configKey : undefined;
     const fetch = settingsFor(this.config(config), key)?.fetchTimeoutMs;
-    if (fetch !== undefined) return fetch;
-    const raw = config["resolution-timeout"];
-    try {
-      if (raw) return parseDuration(raw);
-    } catch {
-      // the runtime reports its own key
-    }
-    return defaultRuntimeConfig.resolutionTimeoutMs;
+    return fetch ?? runtimeTimeoutMs(config);
   }
 
   async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {

@@ -1,7 +1,7 @@
 // Reading a gitToken: one GET of one Secret in the request's own namespace
 // (no list, no watch, nothing cached here), so the resolver's RBAC can stay
 // at `get` on secrets, and a token is only ever in memory for one resolution.
-import { isApiError, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
+import { isApiError, type KubeClient, type KubeObject, secrets } from "@quarry/kube";
 import { forbidden, notFound } from "@quarry/resolver-sdk";
 
 /** Returns the value, or throws ResolutionError (NotFound / Forbidden) naming the param. */
@@ -11,14 +11,6 @@ export type SecretReader = (
   key: string,
   signal: AbortSignal,
 ) => Promise<string>;
-
-const secrets: ResourceType = {
-  group: "",
-  version: "v1",
-  plural: "secrets",
-  kind: "Secret",
-  namespaced: true,
-};
 
 interface SecretObject extends KubeObject {
   data?: Record<string, string>;
