@@ -43,7 +43,11 @@ export async function runResolve(
       );
       return 1;
     }
-    out(Buffer.from(outcome.data).toString("utf8"));
+    const data = Buffer.from(outcome.data).toString("utf8");
+    out(data);
+    // stdout stays byte for byte what was resolved (a bundle's object is JSON with no final
+    // newline); the line break goes to stderr so a terminal does not run it into "# refSource"
+    if (data !== "" && !data.endsWith("\n")) err("\n");
     if (outcome.refSource) {
       const digest = Object.entries(outcome.refSource.digest)
         .map(([alg, hex]) => `${alg}:${hex}`)

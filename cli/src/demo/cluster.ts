@@ -1,7 +1,8 @@
 // Brings up the demo's cluster with the e2e harness's pieces: the embedded
 // control plane, Quarry's API and stand-ins for Tekton's CRDs, two
-// namespaces, a local git server, and Quarry's lifecycle controller, cluster
-// resolver and git resolver as real processes (services.ts).
+// namespaces, a local git server, a local OCI registry holding a Tekton
+// bundle, and Quarry's lifecycle controller, cluster, git and bundle resolvers
+// as real processes (services.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { type ControlPlane, startControlPlane } from "../../../e2e/controlplane/
 import { installQuarryApi, installTektonCrds } from "../../../e2e/controlplane/install.ts";
 import { applyObject } from "../../../e2e/harness/apply.ts";
 import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "../../../e2e/harness/scenario.ts";
+import { BUNDLE_PIPELINE, BUNDLE_REPO, BUNDLE_TASK, type DemoBundle, startDemoRegistry } from "./bundles.ts";
 import { childrenMentioning, stopPids } from "./children.ts";
 import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
@@ -28,10 +30,11 @@ export interface DemoCluster {
   /** Labelled quarry.dev/admission-policy=disabled, so a request without a resolver label gets in. */
   openNamespace: string;
   repo: DemoRepo;
+  bundle: DemoBundle;
   services: Record<(typeof SERVICES)[number], DemoService>;
 }
 
-const SERVICES = ["lifecycle-controller", "cluster-resolver", "git-resolver"] as const;
+const SERVICES = ["lifecycle-controller", "cluster-resolver", "git-resolver", "bundle-resolver"] as const;
 
 export async function startDemoCluster(
   n: Narrator,
@@ -68,9 +71,16 @@ export async function startDemoCluster(
   );
   signal.throwIfAborted();
 
+  const bundle = await n.step(
+    "starting an OCI registry (CNCF distribution on loopback) and pushing a bundle with tkn",
+    () => startDemoRegistry(teardown, n),
+    (b) => `${b.ref} at ${b.digest.slice(0, 19)}…: Task ${BUNDLE_TASK}, Pipeline ${BUNDLE_PIPELINE}`,
+  );
+  signal.throwIfAborted();
+
   await n.step(
     "writing the services' ConfigMaps, and a Task for the cluster resolver to serve",
-    () => configure(scn, repo, n),
+    () => configure(scn, repo, bundle, n),
     () => "written",
   );
   signal.throwIfAborted();
@@ -78,12 +88,12 @@ export async function startDemoCluster(
   const services = await n.step(
     "starting the services, each a real process under its own ServiceAccount with its chart's RBAC",
     () => startServices(cp, scn, dir, teardown, n, signal),
-    () => "all three ready",
+    () => `all ${SERVICES.length} ready`,
   );
-  return { cp, admin, namespace: scn.namespace, openNamespace: open.namespace, repo, services };
+  return { cp, admin, namespace: scn.namespace, openNamespace: open.namespace, repo, bundle, services };
 }
 
-async function configure(scn: Scenario, repo: DemoRepo, n: Narrator): Promise<void> {
+async function configure(scn: Scenario, repo: DemoRepo, bundle: DemoBundle, n: Narrator): Promise<void> {
   const ns = scn.namespace;
   await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": DEMO_TIMEOUT });
   n.say(`  ${ns}/lifecycle-controller-config: default-maximum-resolution-timeout: ${DEMO_TIMEOUT}`);
@@ -91,6 +101,10 @@ async function configure(scn: Scenario, repo: DemoRepo, n: Narrator): Promise<vo
   const allowed = `${repo.server.baseUrl.replaceAll(".", "\\.")}/.*`;
   await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed });
   n.say(`  ${ns}/git-resolver-config: allowed-urls: ${allowed}`);
+  // the same for bundles: only the demo's repository on the demo's registry
+  const repos = `${bundle.registry.host.replaceAll(".", "\\.")}/${BUNDLE_REPO}`;
+  await setConfig(scn, "bundleresolver-config", { "allowed-repositories": repos });
+  n.say(`  ${ns}/bundleresolver-config: allowed-repositories: ${repos}`);
   await applyObject(scn.admin, {
     apiVersion: "tekton.dev/v1",
     kind: "Task",

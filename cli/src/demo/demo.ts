@@ -1,11 +1,13 @@
-// `quarry demo`: Quarry resolving from git and from the cluster, and its
+// `quarry demo`: Quarry resolving from git, an OCI bundle and the cluster, and its
 // lifecycle deciding what no resolver answers, on a throwaway cluster in
 // about fifteen seconds; then `get`, `describe` and `resolve` as a person would
 // run them. Whatever was started is stopped on success, failure or Ctrl-C;
 // `--keep` leaves it running until Ctrl-C so a person can look around.
+import { ociTools } from "../../../e2e/fixtures/registry.ts";
 import { runDescribe } from "../describe.ts";
 import { runGet } from "../get.ts";
 import { runResolve } from "../resolve.ts";
+import { BUNDLE_REPO, BUNDLE_TASK } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK, startDemoCluster } from "./cluster.ts";
 import { HELLO_PATH } from "./git.ts";
 import { Narrator } from "./narrator.ts";
@@ -71,17 +73,17 @@ async function walkThrough(
   keep: { keeping: boolean } | undefined,
 ): Promise<void> {
   n.say(
-    "quarry demo: a throwaway cluster, a local git server, Quarry's lifecycle controller and two resolvers, six requests",
+    "quarry demo: a throwaway cluster, a local git server and OCI registry, Quarry's lifecycle controller and three resolvers, eight requests",
   );
   const cluster = await startDemoCluster(n, teardown, signal);
   const tracker = new Tracker(cluster.admin, n, signal);
   const results = await runStories(cluster, n, tracker);
-  n.say(`all six outcomes seen after ${n.elapsed()}`);
+  n.say(`all eight outcomes seen after ${n.elapsed()}`);
   signal.throwIfAborted();
 
   out("\n$ quarry get -A\n");
   await runGet(cluster.admin, { namespace: undefined }, out, out);
-  for (const rr of [results.fromGit, results.gitNotFound, results.timedOut]) {
+  for (const rr of [results.fromGit, results.gitNotFound, results.fromBundle, results.timedOut]) {
     const { name, namespace } = rr.metadata;
     signal.throwIfAborted();
     out(`\n$ quarry describe ${name} -n ${namespace}\n`);
@@ -133,11 +135,13 @@ function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
       `  ${cli} get -A`,
       `  ${cli} describe git-hello -n ${ns}`,
       `  ${cli} resolve git url=${c.repo.url} revision=main pathInRepo=${HELLO_PATH} -n ${ns}`,
+      `  ${cli} resolve bundles bundle=${c.bundle.ref} name=${BUNDLE_TASK} -n ${ns}`,
       `  ${cli} resolve cluster kind=task name=${GREET_TASK} -n ${ns}`,
       "",
       `The git server serves ${c.repo.bare}: clone it, commit, push back, and main resolves anew.`,
-      `git-resolver-config allows only ${c.repo.server.baseUrl}. The services watch all namespaces;`,
-      `their ConfigMaps are in ${ns}, the lifecycle timeout is ${DEMO_TIMEOUT}.`,
+      `The registry takes pushes without auth: ${ociTools().tkn} bundle push ${c.bundle.registry.ref(`${BUNDLE_REPO}:v2`)} -f task.yaml`,
+      `git-resolver-config allows only ${c.repo.server.baseUrl}, bundleresolver-config only ${c.bundle.registry.host}/${BUNDLE_REPO}.`,
+      `The services watch all namespaces; their ConfigMaps are in ${ns}, the lifecycle timeout is ${DEMO_TIMEOUT}.`,
       ...logs,
       `Control-plane logs: ${c.cp.dir}/{etcd,kube-apiserver}.log`,
       "",

@@ -1,12 +1,14 @@
 // The demo's requests: what the resolvers do (a Task from git, a path git
-// does not have, a Task from the cluster by the canonical label and by the
-// seed's alias label) and what the lifecycle controller decides when no
-// resolver answers (a type nobody serves times out; no resolver label at all
-// is rejected at admission, or failed at once where the admission policy is off).
+// does not have, a Task from a bundle by tag, a name the bundle lacks, a Task
+// from the cluster by the canonical label and by the seed's alias label) and
+// what the lifecycle controller decides when no resolver answers (a type
+// nobody serves times out; no resolver label at all is rejected at admission,
+// or failed at once where the admission policy is off).
 import { isDone, LABEL_RESOLVER_ALIAS, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
 import { isApiError, type KubeClient, resolutionRequests } from "@quarry/kube";
 import { newRequest } from "../../../e2e/harness/scenario.ts";
 import { serverMessage } from "../errors.ts";
+import { BUNDLE_TASK, registryTraffic, trafficAfter } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK } from "./cluster.ts";
 import { HELLO_PATH, HELLO_TAG, trafficSince } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
@@ -15,6 +17,8 @@ import { conditionText, succeededIs, type Tracker } from "./tracker.ts";
 export interface StoryResults {
   fromGit: ResolutionRequest;
   gitNotFound: ResolutionRequest;
+  fromBundle: ResolutionRequest;
+  bundleNotFound: ResolutionRequest;
   timedOut: ResolutionRequest;
   unlabelled: ResolutionRequest;
 }
@@ -47,7 +51,45 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
     `  the git server answered ${trafficSince(server, again)}${fetched ? "" : `; no fetch: ${HELLO_TAG} is the commit (1) fetched`}`,
   );
 
-  n.say(`(3) a Task from the cluster: kind=task name=${GREET_TASK}`);
+  const { registry, ref, digest } = c.bundle;
+  const bundles = { [LABEL_RESOLVER_TYPE]: "bundles" };
+  // every resolution of a tag ends with a GET (the manifest, or the layer after it);
+  // a cached manifest and layer leave only the HEAD that maps the tag to its digest
+  const manifestHead = (e: { method: string; path: string }) =>
+    e.method === "HEAD" && e.path.includes("/manifests/");
+  const endsWithGet = (e: { method: string; path: string }) =>
+    e.method === "GET" && e.path.includes("/blobs/");
+
+  n.say(`(3) a Task from a bundle by tag: bundle=${ref} name=${BUNDLE_TASK}`);
+  const logged = registry.accessLog().length;
+  const fromBundle = await outcome(
+    t,
+    await t.create(newRequest(ns, "bundle-build", bundles, { bundle: ref, name: BUNDLE_TASK })),
+    "True",
+  );
+  n.say(`  the registry answered ${registryTraffic(await trafficAfter(registry, logged, endsWithGet))}`);
+  const pinned = fromBundle.status?.refSource?.digest.sha256;
+  n.say(
+    pinned === digest.slice("sha256:".length)
+      ? `  refSource pins the tag to the manifest digest tkn bundle push printed`
+      : `  refSource sha256:${pinned} is not the digest tkn bundle push printed (${digest})`,
+  );
+
+  const absent = "deploy";
+  n.say(`(4) a name the bundle does not hold: bundle=${ref} name=${absent}`);
+  const loggedAgain = registry.accessLog().length;
+  const bundleNotFound = await outcome(
+    t,
+    await t.create(newRequest(ns, "bundle-deploy", bundles, { bundle: ref, name: absent })),
+    "False",
+  );
+  const traffic = await trafficAfter(registry, loggedAgain, manifestHead);
+  const refetched = traffic.some((e) => e.method === "GET" && e.path.includes("/manifests/"));
+  n.say(
+    `  the registry answered ${registryTraffic(traffic)}${refetched ? "" : "; the tag still names the digest (3) fetched, so the manifest came from the resolver's cache"}`,
+  );
+
+  n.say(`(5) a Task from the cluster: kind=task name=${GREET_TASK}`);
   await outcome(
     t,
     await t.create(
@@ -62,7 +104,7 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
   );
 
   n.say(
-    `(4) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, name=${GREET_TASK} (kind defaults to task)`,
+    `(6) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, name=${GREET_TASK} (kind defaults to task)`,
   );
   let alias = await t.create(
     newRequest(ns, "in-cluster-greet", { [LABEL_RESOLVER_ALIAS]: "in-cluster" }, { name: GREET_TASK }),
@@ -75,11 +117,11 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
   );
   await outcome(t, alias, "True");
 
-  n.say(`(5) a type no resolver serves: the lifecycle controller times it out after ${DEMO_TIMEOUT}`);
+  n.say(`(7) a type no resolver serves: the lifecycle controller times it out after ${DEMO_TIMEOUT}`);
   let nonesuch = await t.create(newRequest(ns, "nonesuch-task", { [LABEL_RESOLVER_TYPE]: "nonesuch" }));
   nonesuch = await t.until(nonesuch, "ResolutionInProgress", succeededIs("Unknown"));
 
-  n.say(`(6) a request with no resolver label, meanwhile`);
+  n.say(`(8) a request with no resolver label, meanwhile`);
   await showAdmissionRejection(c.admin, n, ns);
   const unlabelled = await t.until(
     await t.create(newRequest(c.openNamespace, "unlabelled", {})),
@@ -87,9 +129,9 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
     isDone,
   );
 
-  n.say(`waiting for (5) to time out`);
+  n.say(`waiting for (7) to time out`);
   const timedOut = await t.until(nonesuch, "timeout", isDone);
-  return { fromGit, gitNotFound, timedOut, unlabelled };
+  return { fromGit, gitNotFound, fromBundle, bundleNotFound, timedOut, unlabelled };
 }
 
 /** Waits for the request's outcome and fails the demo, saying why, if it is not the one the story expects. */
