@@ -64,7 +64,7 @@ test("a layer blob over max-layer-size: TooLarge from its descriptor, the blob n
   assertFailed(
     rr,
     "TooLarge",
-    new RegExp(`blob ${literal(digests.big!)} is \\d+ bytes, over the ${MAX_LAYER}-byte limit`),
+    new RegExp(`layer ${literal(digests.big!)} is \\d+ bytes, over the ${MAX_LAYER}-byte max-layer-size`),
   );
   // the registry was reached (the tag is resolved on every request), only the blob was not asked for
   assert.ok(

@@ -155,13 +155,20 @@ export class BundleResolver implements Resolver {
     return entry.fetched;
   }
 
-  private layerObject(
+  private async layerObject(
     req: BundleRequest,
     layer: Descriptor,
     credential: BasicCredential | undefined,
     config: BundleConfig,
     ctx: ResolveContext,
   ): Promise<Buffer> {
+    // checked here too, not only in the client: a layer cached under a larger limit must not outlive a lowered one
+    if (layer.size > config.maxLayerBytes) {
+      throw new RegistryError(
+        "too-large",
+        `layer ${layer.digest} is ${layer.size} bytes, over the ${config.maxLayerBytes}-byte max-layer-size`,
+      );
+    }
     const key = digestKey(ctx.namespace, repositoryName(req.ref), credential, layer.digest);
     return this.layers.get(key, ctx.signal, async (signal) => {
       const blob = await this.deps.registry.getBlob(req.ref, layer, {
