@@ -10,9 +10,8 @@
 // floor measured first on the same control plane (a same-run comparison).
 //
 //   node bench/cluster-hot.ts [--requests 1000] [--concurrency 16] [--with-floor] [--json out.json]
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -21,15 +20,15 @@ import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
 import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { applyObject } from "../e2e/harness/apply.ts";
 import { newRequest, newScenario, taskManifest } from "../e2e/harness/scenario.ts";
-import type { RunningService } from "../e2e/harness/service.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
+import { calls, machineInfo, ms, versionOf, versus } from "./lib/report.ts";
 import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
 import { resolverView } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log } from "./lib/run.ts";
-import { type ServiceFigures, ServiceStats, stopService } from "./lib/service-stats.ts";
-import { round, type Summary, table } from "./lib/stats.ts";
+import { BenchServices, type ServiceFigures } from "./lib/service-stats.ts";
+import { round, table } from "./lib/stats.ts";
 
 const USAGE = `usage: node bench/cluster-hot.ts [options]
   --requests N      measured requests (default 1000)
@@ -77,20 +76,6 @@ const LOG_LEVEL = flags["log-level"];
 
 const taskName = (i: number) => `bench-task-${String(i % TASKS).padStart(3, "0")}`;
 
-function versionOf(bin: string, args: string[]): string {
-  try {
-    return execFileSync(bin, args, { encoding: "utf8" }).split("\n")[0]!.trim();
-  } catch {
-    return "unknown";
-  }
-}
-
-const ms = (s: Summary) => `p50 ${s.p50}  p90 ${s.p90}  p99 ${s.p99}  max ${s.max}  (n=${s.count})`;
-const calls = (c: Record<string, number>) =>
-  Object.entries(c)
-    .map(([k, v]) => `${k}: ${v}`)
-    .join(", ") || "none";
-
 /** The figures of a phase that go to the JSON result (no per-request samples, no /metrics text). */
 function phaseJson(p: PhaseResult, controllers: Record<string, ServiceFigures>) {
   return {
@@ -130,22 +115,8 @@ function phaseJson(p: PhaseResult, controllers: Record<string, ServiceFigures>) 
 const run = new BoundedRun(DEADLINE_S);
 const runStart = performance.now();
 let cp: ControlPlane | undefined;
-const running: RunningService[] = [];
-const stats: ServiceStats[] = [];
+const services = new BenchServices(run, LOG_LEVEL);
 let exitCode = 1;
-
-async function startTracked(
-  scn: Awaited<ReturnType<typeof newScenario>>,
-  service: string,
-): Promise<{ svc: RunningService; stats: ServiceStats }> {
-  const svc = await scn.start(service, { LOG_LEVEL });
-  run.track(svc.pid);
-  running.push(svc);
-  const s = new ServiceStats(svc);
-  stats.push(s);
-  log(`${service} ready (pid ${svc.pid}) in namespace ${scn.namespace}`);
-  return { svc, stats: s };
-}
 
 try {
   const binDir = buildBinaries();
@@ -175,7 +146,7 @@ try {
       info,
       cp: plane,
       pids: cpPids,
-      start: startTracked,
+      start: services.start,
       concurrency: CONCURRENCY,
       warmup: WARMUP,
       requests: N,
@@ -188,8 +159,8 @@ try {
   // ---- the cluster resolver ----
   const scn = await newScenario("bench-cluster", { cp: info });
   for (let i = 0; i < TASKS; i++) await applyObject(admin, taskManifest(scn.namespace, taskName(i)));
-  const lc = await startTracked(scn, "lifecycle-controller");
-  const resolver = await startTracked(scn, "cluster-resolver");
+  const lc = await services.start(scn, "lifecycle-controller");
+  const resolver = await services.start(scn, "cluster-resolver");
   const clusterSend = async (client: KubeClient, name: string, i: number, s: Sample) => {
     await createWithRetry(
       client,
@@ -229,12 +200,6 @@ try {
   const statusPatches = phase.apiCalls.resolutionrequests?.["PATCH/status 200"] ?? 0;
   const documented = documentedFloor();
   const lat = phase.latencyMs;
-  const versus = (f: { p50: number; p90: number; p99: number; max: number }) => ({
-    p50: round(lat.p50 - f.p50, 1),
-    p90: round(lat.p90 - f.p90, 1),
-    p99: round(lat.p99 - f.p99, 1),
-    max: round(lat.max - f.max, 1),
-  });
   const result = {
     benchmark: "cluster-hot",
     date: new Date().toISOString(),
@@ -274,7 +239,7 @@ try {
     overFloor: {
       sameRun: floor
         ? {
-            latencyMs: versus(floor.phase.latencyMs),
+            latencyMs: versus(lat, floor.phase.latencyMs),
             throughputRatio: round(phase.throughputPerSecond / floor.phase.throughputPerSecond, 2),
           }
         : undefined,
@@ -284,16 +249,11 @@ try {
           ? { error: documented.message }
           : {
               floor: documented,
-              latencyMs: versus(documented),
+              latencyMs: versus(lat, documented),
               throughputRatio: round(phase.throughputPerSecond / documented.throughputPerSecond, 2),
             },
     },
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? "unknown",
-      memGiB: round(totalmem() / 2 ** 30, 1),
-      ...versions,
-    },
+    machine: machineInfo(versions),
     setupSeconds: round((phase.batch.start - runStart) / 1000, 1),
   };
 
@@ -405,8 +365,7 @@ try {
   exitCode = 1;
 } finally {
   run.finish();
-  for (const s of stats) s.stopSampling();
-  await Promise.all(running.map(stopService));
+  await services.stopAll();
   // the control plane goes away with the namespaces in it; scenario cleanup is not needed
   await cp?.stop();
   log(`torn down after ${round((performance.now() - runStart) / 1000, 1)} s`);

@@ -1,25 +1,5 @@
-// Benchmark: one file from a repository with a large history, three ways, in
-// the same run against the same fixture smart-HTTP server on loopback:
-//
-//   quarry  a ResolutionRequest through the real services (lifecycle-controller
-//           and git-resolver on a private control plane): created → Succeeded=True
-//           seen on a watch; cold (empty cache), at a new commit (the cache holds
-//           the previous tip), hot (same commit and file again, cache=never)
-//   clone   `git clone --depth 1 --branch main` of the same revision (with checkout)
-//   tekton  Tekton's git resolver's way, per request: clone --depth=1 --no-checkout,
-//           fetch the revision, checkout, read, remove
-//
-// The repository (default: a 156 MB tip tree of 32 KiB files and 1000 more
-// commits rewriting 200 MB of them, source-like text that packs ~1.8:1) is
-// generated once and cached under ~/.cache/quarry/bench; each run serves it
-// through git alternates, so the commits a run adds never reach the cache.
-// Every git process (the resolver's, the clone's, Tekton's) runs under
-// /usr/bin/time through a `git` first on PATH, which records its peak RSS.
-//
-//   node bench/git-large-history.ts [--runs 3] [--tree-mb 156] [--history-mb 200] [--json out.json]
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -56,6 +36,7 @@ import {
 } from "./lib/git-repo.ts";
 import { runPhase } from "./lib/phase.ts";
 import { childPids, vmKiB } from "./lib/proc.ts";
+import { machineInfo, versionOf } from "./lib/report.ts";
 import { createWithRetry, type Sample } from "./lib/requests.ts";
 import { metricDelta } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log } from "./lib/run.ts";
@@ -120,14 +101,6 @@ async function ensureTime(): Promise<void> {
     env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
   });
   if (!existsSync("/usr/bin/time")) throw new Error("/usr/bin/time is needed (apt-get install time)");
-}
-
-function versionOf(bin: string, args: string[]): string {
-  try {
-    return execFileSync(bin, args, { encoding: "utf8" }).split("\n")[0]!.trim();
-  } catch {
-    return "unknown";
-  }
 }
 
 interface GitFigures {
@@ -465,12 +438,7 @@ try {
     resolverPeakRssMiB: resolverPeaks,
     quarry,
     others,
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? "unknown",
-      memGiB: round(totalmem() / 2 ** 30, 1),
-      ...versions,
-    },
+    machine: machineInfo(versions),
   };
 
   const ratio = (a: number, b: number) =>

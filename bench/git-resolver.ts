@@ -27,30 +27,42 @@
 // plane for a same-run comparison.
 //
 //   node bench/git-resolver.ts [--requests 1000] [--concurrency 16] [--no-floor] [--json out.json]
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
-import { errorMessage, isApiError, type KubeClient, resolutionRequests, settingsFromEnv } from "@quarry/kube";
+import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
 import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
 import type { AccessEntry, GitServer } from "../e2e/fixtures/git-server.ts";
 import { startGitServer } from "../e2e/fixtures/git-server.ts";
-import { newRequest, newScenario, type Scenario, setConfig } from "../e2e/harness/scenario.ts";
-import type { RunningService } from "../e2e/harness/service.ts";
+import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
 import { bulkPath, commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./lib/git-repo.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
+import {
+  apiCallRows,
+  emitResult,
+  type FloorRun,
+  floorJson,
+  floorMarkdownRow,
+  floorRows,
+  latencyRows,
+  overFloorRows,
+  perRequest,
+  phaseJson,
+  serviceRows,
+} from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { promSum } from "./lib/prom.ts";
-import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
+import { calls, machineInfo, ms, versionOf } from "./lib/report.ts";
+import { createWithRetry, deleteRequests, type Sample } from "./lib/requests.ts";
 import { metricDelta, resolverView } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
-import { MiB, type ServiceFigures, ServiceStats, stopService } from "./lib/service-stats.ts";
+import { BenchServices, logWarnings, MiB } from "./lib/service-stats.ts";
 import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
 
 const PHASES = ["cold", "new-commit", "hot", "hot-pinned", "hot-sdk"] as const;
@@ -128,20 +140,6 @@ const taskPath = (i: number) => `tasks/t-${String(i % FILES).padStart(5, "0")}.y
 const changedFiles = (): number[] =>
   Array.from({ length: CHANGED }, (_, k) => Math.floor((k * Math.min(N, FILES)) / Math.max(1, CHANGED)));
 
-function versionOf(bin: string, args: string[]): string {
-  try {
-    return execFileSync(bin, args, { encoding: "utf8" }).split("\n")[0]!.trim();
-  } catch {
-    return "unknown";
-  }
-}
-
-const ms = (s: Summary) => `p50 ${s.p50}  p90 ${s.p90}  p99 ${s.p99}  max ${s.max}  (n=${s.count})`;
-const calls = (c: Record<string, number>) =>
-  Object.entries(c)
-    .map(([k, v]) => `${k}: ${v}`)
-    .join(", ") || "none";
-
 /** What the git server answered in a window, by kind: "GET info/refs", "POST ls-refs", "POST fetch". */
 function serverRequests(entries: readonly AccessEntry[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -160,65 +158,14 @@ const runStart = performance.now();
 let cp: ControlPlane | undefined;
 let server: GitServer | undefined;
 let shim: GitTimeShim | undefined;
-const running: RunningService[] = [];
-const stats: ServiceStats[] = [];
+const services = new BenchServices(run, LOG_LEVEL);
 const cacheDir = mkdtempSync(join(tmpdir(), "quarry-bench-git-cache-"));
 let exitCode = 1;
-
-async function startTracked(
-  scn: Scenario,
-  service: string,
-  env: Record<string, string> = {},
-): Promise<{ svc: RunningService; stats: ServiceStats }> {
-  const svc = await scn.start(service, { LOG_LEVEL, ...env });
-  run.track(svc.pid);
-  running.push(svc);
-  const s = new ServiceStats(svc);
-  stats.push(s);
-  log(`${service} ready (pid ${svc.pid}) in namespace ${scn.namespace}`);
-  return { svc, stats: s };
-}
 
 /** With --closed-loop: waits until the watch has seen the request finish (the client's next create waits). */
 async function untilSettled(s: Sample, signal: AbortSignal): Promise<void> {
   if (!flags["closed-loop"]) return;
   while (s.done === undefined && s.failed === undefined && !signal.aborted) await sleep(2);
-}
-
-/** The service's warn/error log lines (pino level ≥ 40), grouped: "message: error" → count. */
-function warnings(svc: RunningService): Record<string, number> {
-  const out: Record<string, number> = {};
-  let text = "";
-  try {
-    text = svc.logs();
-  } catch {
-    return out;
-  }
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("{")) continue;
-    try {
-      const rec = JSON.parse(line) as { level?: unknown; msg?: unknown; err?: unknown };
-      if (typeof rec.level !== "number" || rec.level < 40) continue;
-      const err = typeof rec.err === "string" ? rec.err : JSON.stringify(rec.err ?? "");
-      const key = `${String(rec.msg)}: ${err.slice(0, 200)}`;
-      out[key] = (out[key] ?? 0) + 1;
-    } catch {}
-  }
-  return out;
-}
-
-/** Deletes a phase's requests (warm-up and measured), so the next phase starts with empty informer caches. */
-async function deleteRequests(admin: KubeClient, namespace: string, names: string[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < names.length && !run.signal.aborted) {
-      const name = names[next++]!;
-      await admin.delete(resolutionRequests, namespace, name).catch((err: unknown) => {
-        if (!isApiError(err, 404)) throw err;
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: 16 }, worker));
 }
 
 interface GitPhase {
@@ -287,13 +234,13 @@ try {
   const clientStats = { retries: 0 };
 
   // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
-  let floor: { phase: PhaseResult; controller: ServiceFigures } | undefined;
+  let floor: FloorRun | undefined;
   if (WITH_FLOOR) {
     floor = await runSameRunFloor({
       info,
       cp: plane,
       pids: cpPids,
-      start: startTracked,
+      start: services.start,
       concurrency: CONCURRENCY,
       warmup: WARMUP,
       requests: N,
@@ -313,10 +260,10 @@ try {
   await setConfig(scn, "lifecycle-controller-config", {
     "default-maximum-resolution-timeout": flags["lifecycle-timeout"],
   });
-  const lc = await startTracked(scn, "lifecycle-controller");
+  const lc = await services.start(scn, "lifecycle-controller");
   if (flags["git-rss"]) shim = new GitTimeShim();
   const cpuProf = flags["cpu-prof"];
-  const resolver = await startTracked(scn, "git-resolver", {
+  const resolver = await services.start(scn, "git-resolver", {
     QUARRY_GIT_CACHE_DIR: cacheDir,
     ...(shim ? { PATH: shim.path() } : {}),
     ...(cpuProf
@@ -466,10 +413,15 @@ try {
     log(
       `${name}: p50 ${phase.latencyMs.p50} ms, p99 ${phase.latencyMs.p99} ms, ${phase.throughputPerSecond} requests/s (${phase.completed}/${N})`,
     );
-    await deleteRequests(admin, scn.namespace, [
-      ...Array.from({ length: warmup }, (_, i) => `warm-${String(i).padStart(5, "0")}`),
-      ...phase.batch.samples.map((s) => s.name),
-    ]);
+    await deleteRequests(
+      admin,
+      scn.namespace,
+      [
+        ...Array.from({ length: warmup }, (_, i) => `warm-${String(i).padStart(5, "0")}`),
+        ...phase.batch.samples.map((s) => s.name),
+      ],
+      run.signal,
+    );
     await sleep(1000);
     if (phase.completed < N) break;
   }
@@ -477,34 +429,18 @@ try {
     "lifecycle-controller": await lc.stats.final(),
     "git-resolver": await resolver.stats.final(),
   };
-  const resolverWarnings = warnings(resolver.svc);
+  const resolverWarnings = logWarnings(resolver.svc);
   run.finish();
 
   // ---- report ----
   const documented = documentedFloor();
-  const versus = (lat: Summary, f: { p50: number; p90: number; p99: number; max: number }) => ({
-    p50: round(lat.p50 - f.p50, 1),
-    p90: round(lat.p90 - f.p90, 1),
-    p99: round(lat.p99 - f.p99, 1),
-    max: round(lat.max - f.max, 1),
-  });
-  const perRequest = (seconds: number, p: PhaseResult) =>
-    round((seconds * 1000) / Math.max(1, p.completed), 2);
   const phasesJson = results.map((r) => {
     const p = r.phase;
     return {
       name: r.name,
       definition: r.definition,
-      completed: p.completed,
-      failed: p.failed,
-      incomplete: p.incomplete,
-      failures: p.failures,
-      latencyMs: p.latencyMs,
+      ...phaseJson(p, floor, documented),
       firstRequestsLatencyMs: r.firstLatencyMs,
-      breakdown: p.breakdown,
-      wallSeconds: p.wallSeconds,
-      throughputPerSecond: p.throughputPerSecond,
-      timeline: p.timeline,
       resolver: {
         ...resolverView(p, "git-resolver", "git"),
         gitOps: r.gitOps,
@@ -529,24 +465,6 @@ try {
             r.cpu.gitServer,
           p,
         ),
-      },
-      apiCalls: p.apiCalls,
-      logLines: Object.fromEntries(Object.entries(p.services).map(([k, v]) => [k, v.logLines])),
-      client: p.client,
-      overFloor: {
-        sameRun: floor
-          ? {
-              latencyMs: versus(p.latencyMs, floor.phase.latencyMs),
-              throughputRatio: round(p.throughputPerSecond / floor.phase.throughputPerSecond, 2),
-            }
-          : undefined,
-        documented:
-          documented instanceof Error
-            ? { error: documented.message }
-            : {
-                latencyMs: versus(p.latencyMs, documented),
-                throughputRatio: round(p.throughputPerSecond / documented.throughputPerSecond, 2),
-              },
       },
     };
   });
@@ -573,24 +491,9 @@ try {
     phases: phasesJson,
     controllers,
     resolverWarnings,
-    floor: floor
-      ? {
-          latencyMs: floor.phase.latencyMs,
-          breakdown: floor.phase.breakdown,
-          wallSeconds: floor.phase.wallSeconds,
-          throughputPerSecond: floor.phase.throughputPerSecond,
-          cpuSecondsMeasured: floor.phase.cpu,
-          apiCalls: floor.phase.apiCalls,
-          controller: floor.controller,
-        }
-      : undefined,
+    floor: floorJson(floor),
     documentedFloor: documented instanceof Error ? { error: documented.message } : documented,
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? "unknown",
-      memGiB: round(totalmem() / 2 ** 30, 1),
-      ...versions,
-    },
+    machine: machineInfo(versions),
     setupSeconds: round(((results[0]?.phase.batch.start ?? performance.now()) - runStart) / 1000, 1),
   };
 
@@ -602,12 +505,7 @@ try {
     const c = j.cpuMsPerRequest;
     rows.push(
       [`${r.name}`, r.definition],
-      ["  completed", `${p.completed}/${N} (failed ${p.failed}, incomplete ${p.incomplete})`],
-      ...p.failures.map((f): [string, string] => ["  failure", f]),
-      ["  latency ms", ms(p.latencyMs)],
-      ["    create", ms(p.breakdown.createMs!)],
-      ["    created → data seen", ms(p.breakdown.createdToDataSeenMs!)],
-      ["    data seen → True", ms(p.breakdown.dataSeenToSucceededMs!)],
+      ...latencyRows(p, N),
       [`    first ${CONCURRENCY} sent`, ms(r.firstLatencyMs)],
       [
         "  resolver, in process",
@@ -644,37 +542,13 @@ try {
         "  CPU ms per request",
         `resolver ${c.resolver} + its git ${c.resolverGit}, git server ${c.gitServer}, lifecycle ${c.lifecycleController}, apiserver ${c.kubeApiserver}; all ${c.all}`,
       ],
-      ...Object.entries(p.apiCalls).map(([res, cs]): [string, string] => [`  API calls: ${res}`, calls(cs)]),
+      ...apiCallRows(p),
     );
-    const same = j.overFloor.sameRun;
-    if (same) {
-      rows.push([
-        "  over the floor (same run)",
-        `+${same.latencyMs.p50} ms p50, +${same.latencyMs.p99} ms p99; throughput ×${same.throughputRatio}`,
-      ]);
-    }
-    rows.push(["", ""]);
+    rows.push(...overFloorRows(j));
   }
-  if (floor) {
-    const f = floor.phase;
-    rows.push(
-      ["floor (same run)", `${N} requests, ${CONCURRENCY} clients (warm-up ${WARMUP})`],
-      ["  completed", `${f.completed}/${N}`],
-      ["  latency ms", ms(f.latencyMs)],
-      ["  wall time / throughput", `${f.wallSeconds} s, ${f.throughputPerSecond} requests/s`],
-      ["", ""],
-    );
-  }
+  rows.push(...floorRows(floor, N, CONCURRENCY, WARMUP));
   rows.push(
-    [
-      "git-resolver",
-      `peak RSS (VmHWM) ${controllers["git-resolver"].peakRssMiB} MiB (sampled max ${controllers["git-resolver"].sampledMaxRssMiB}, at ready ${controllers["git-resolver"].rssAtReadyMiB}); CPU ${controllers["git-resolver"].cpuSeconds} s total (startup ${controllers["git-resolver"].cpuSecondsStartup} s)`,
-    ],
-    [
-      "lifecycle-controller",
-      `peak RSS (VmHWM) ${controllers["lifecycle-controller"].peakRssMiB} MiB; CPU ${controllers["lifecycle-controller"].cpuSeconds} s total`,
-    ],
-    ["git-resolver warnings", calls(resolverWarnings)],
+    ...serviceRows("git-resolver", controllers, resolverWarnings),
     [
       "machine",
       `${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memGiB} GiB, Node ${versions.node}, ${versions.git}`,
@@ -687,12 +561,7 @@ try {
     "| phase | p50 ms | p90 ms | p99 ms | max ms | req/s | resolver in-process mean ms | over floor p50 ms | git server req/request | CPU ms/request (resolver + git / server / all) |",
   );
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-  if (floor) {
-    const f = floor.phase.latencyMs;
-    console.log(
-      `| floor | ${f.p50} | ${f.p90} | ${f.p99} | ${f.max} | ${floor.phase.throughputPerSecond} | | | | |`,
-    );
-  }
+  for (const line of floorMarkdownRow(floor, 10)) console.log(line);
   for (const j of phasesJson) {
     const l = j.latencyMs;
     const over = j.overFloor.sameRun?.latencyMs.p50 ?? "";
@@ -701,26 +570,20 @@ try {
       `| ${j.name} | ${l.p50} | ${l.p90} | ${l.p99} | ${l.max} | ${j.throughputPerSecond} | ${j.resolver.meanMs} | ${over} | ${round(j.gitServer.requests / Math.max(1, j.completed), 1)} | ${round(c.resolver + c.resolverGit, 1)} / ${c.gitServer} / ${c.all} |`,
     );
   }
-  console.log(JSON.stringify(result));
-  if (flags.samples) {
-    const csv = [
-      floor ? samplesCsv(floor.phase.batch, "floor") : "",
-      ...results.map((r) => samplesCsv(r.phase.batch, r.name)),
-    ];
-    writeFileSync(flags.samples, SAMPLES_CSV_HEADER + csv.join(""));
-  }
-  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(result, null, 2)}\n`);
-  const allDone = results.length === phaseNames.length && results.every((r) => r.phase.completed === N);
-  const floorOk = !floor || floor.phase.completed === N;
-  exitCode = allDone && floorOk && !result.aborted ? 0 : 1;
-  if (result.aborted) log(`run stopped early: ${result.aborted}`);
+  exitCode = emitResult(result, {
+    json: flags.json,
+    samples: flags.samples,
+    floor,
+    phases: results,
+    expectedPhases: phaseNames.length,
+    requests: N,
+  });
 } catch (err) {
   log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   exitCode = 1;
 } finally {
   run.finish();
-  for (const s of stats) s.stopSampling();
-  await Promise.all(running.map(stopService));
+  await services.stopAll();
   await cp?.stop();
   await server?.stop();
   shim?.dispose();

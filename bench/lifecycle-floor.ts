@@ -8,9 +8,7 @@
 // resolver benchmarks are compared against.
 //
 //   node bench/lifecycle-floor.ts [--requests 500] [--concurrency 16] [--json out.json]
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -23,6 +21,7 @@ import { newRequest, newScenario, type Scenario } from "../e2e/harness/scenario.
 import type { RunningService } from "../e2e/harness/service.ts";
 import { diffCounts, requestCounts } from "./lib/apiserver.ts";
 import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
+import { machineInfo, versionOf } from "./lib/report.ts";
 import { logCounts, type Sample, Tracker, watchRequests, withRetry } from "./lib/requests.ts";
 import { log, sleep } from "./lib/run.ts";
 import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
@@ -169,14 +168,6 @@ function samplesCsv(batch: BatchResult): string {
     ].join(","),
   );
   return `name,t0,created,patched,inProgressSeen,succeededSeen,failed\n${rows.join("\n")}\n`;
-}
-
-function versionOf(bin: string, args: string[]): string {
-  try {
-    return execFileSync(bin, args, { encoding: "utf8" }).split("\n")[0]!.trim();
-  } catch {
-    return "unknown";
-  }
 }
 
 const MiB = (kib: number | undefined) => (kib === undefined ? Number.NaN : round(kib / 1024, 1));
@@ -331,12 +322,7 @@ try {
     // every ResolutionRequest call the apiserver served in the measured phase (bench + controller)
     apiCalls: diffCounts(before.api, after.api),
     client: { retries: clientStats.retries, watchRestarts: watchStats.restarts },
-    machine: {
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? "unknown",
-      memGiB: round(totalmem() / 2 ** 30, 1),
-      ...versions,
-    },
+    machine: machineInfo(versions),
     setupSeconds: round((batch.start - runStart) / 1000, 1),
   };
 

@@ -135,14 +135,21 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   const watchStop = new AbortController();
   const stopWatch = () => watchStop.abort();
   signal.addEventListener("abort", stopWatch);
+  let listed = () => {};
+  const watching = new Promise<void>((resolve) => {
+    listed = resolve;
+  });
   const watchLoop = watchRequests(
     KubeClient.fromEnvironment(cp.adminKubeconfig),
     namespace,
     tracker,
     watchStop.signal,
     watchStats,
+    listed,
   );
   try {
+    // a request created (and even finished) before the watch's starting point would never be seen
+    await Promise.race([watching, watchLoop]);
     const clients = Array.from({ length: opts.concurrency }, () =>
       KubeClient.fromEnvironment(cp.adminKubeconfig),
     );

@@ -77,13 +77,18 @@ export class Tracker {
   }
 }
 
-/** Watches a namespace's requests until `signal` aborts, resuming after errors. */
+/**
+ * Watches a namespace's requests until `signal` aborts, resuming after errors.
+ * `onListed` is called once the starting resourceVersion is known: requests
+ * created after that are seen from their creation on.
+ */
 export async function watchRequests(
   client: KubeClient,
   namespace: string,
   tracker: Tracker,
   signal: AbortSignal,
   stats: { restarts: number },
+  onListed?: () => void,
 ): Promise<void> {
   // start from a listed resourceVersion so nothing created afterwards is missed
   let rv = "";
@@ -95,6 +100,7 @@ export async function watchRequests(
       await sleep(200);
     }
   }
+  onListed?.();
   while (!signal.aborted) {
     try {
       const events = client.watch<ResolutionRequest>(
@@ -255,4 +261,23 @@ export function logCounts(file: string): Record<string, number> {
 /** after − before of logCounts, for one message. */
 export function logDelta(before: Record<string, number>, after: Record<string, number>, msg: string): number {
   return (after[msg] ?? 0) - (before[msg] ?? 0);
+}
+
+/** Deletes requests (16 at a time; gone already is fine), e.g. a phase's before the next so informers start empty. */
+export async function deleteRequests(
+  admin: KubeClient,
+  namespace: string,
+  names: readonly string[],
+  signal: AbortSignal,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < names.length && !signal.aborted) {
+      const name = names[next++]!;
+      await admin.delete(resolutionRequests, namespace, name).catch((err: unknown) => {
+        if (!isApiError(err, 404)) throw err;
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
 }

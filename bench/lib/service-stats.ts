@@ -1,9 +1,11 @@
 // Memory and CPU of one running service over its life: RSS and CPU when it
 // became ready, VmRSS sampled every 200 ms, and VmHWM (peak RSS) plus total
-// CPU read just before it is stopped.
+// CPU read just before it is stopped; the set of services a benchmark runs,
+// and their warnings.
+import type { Scenario } from "../../e2e/harness/scenario.ts";
 import type { RunningService } from "../../e2e/harness/service.ts";
 import { cpuSeconds, RssSampler, vmKiB } from "./proc.ts";
-import { sleep } from "./run.ts";
+import { type BoundedRun, log, sleep } from "./run.ts";
 import { round } from "./stats.ts";
 
 export interface ServiceFigures {
@@ -62,4 +64,63 @@ export class ServiceStats {
 export async function stopService(svc: RunningService): Promise<void> {
   const stopped = await Promise.race([svc.stop().then(() => true), sleep(30_000).then(() => false)]);
   if (!stopped) svc.kill("SIGKILL");
+}
+
+/**
+ * The services a benchmark starts: each one's pid is tracked for the run's
+ * hard stop, its memory and CPU followed from ready on; `stopAll` in the
+ * benchmark's `finally`.
+ */
+export class BenchServices {
+  readonly running: RunningService[] = [];
+  readonly stats: ServiceStats[] = [];
+  private readonly run: BoundedRun;
+  private readonly logLevel: string;
+
+  constructor(run: BoundedRun, logLevel: string) {
+    this.run = run;
+    this.logLevel = logLevel;
+  }
+
+  /** Starts `service` in the scenario's namespace (LOG_LEVEL set, `env` on top) and waits until it is ready. */
+  start = async (
+    scn: Scenario,
+    service: string,
+    env: Record<string, string> = {},
+  ): Promise<{ svc: RunningService; stats: ServiceStats }> => {
+    const svc = await scn.start(service, { LOG_LEVEL: this.logLevel, ...env });
+    this.run.track(svc.pid);
+    this.running.push(svc);
+    const s = new ServiceStats(svc);
+    this.stats.push(s);
+    log(`${service} ready (pid ${svc.pid}) in namespace ${scn.namespace}`);
+    return { svc, stats: s };
+  };
+
+  async stopAll(): Promise<void> {
+    for (const s of this.stats) s.stopSampling();
+    await Promise.all(this.running.map(stopService));
+  }
+}
+
+/** A service's warn/error log lines (pino level ≥ 40), grouped: "message: error" → count. */
+export function logWarnings(svc: RunningService): Record<string, number> {
+  const out: Record<string, number> = {};
+  let text = "";
+  try {
+    text = svc.logs();
+  } catch {
+    return out;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const rec = JSON.parse(line) as { level?: unknown; msg?: unknown; err?: unknown };
+      if (typeof rec.level !== "number" || rec.level < 40) continue;
+      const err = typeof rec.err === "string" ? rec.err : JSON.stringify(rec.err ?? "");
+      const key = `${String(rec.msg)}: ${err.slice(0, 200)}`;
+      out[key] = (out[key] ?? 0) + 1;
+    } catch {}
+  }
+  return out;
 }
