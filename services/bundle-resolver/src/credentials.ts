@@ -31,7 +31,8 @@ export interface CredentialRequest {
   namespace: string;
   secret: string | undefined;
   serviceAccount: string | undefined;
-  defaultServiceAccount: string;
+  /** Used when neither secret nor serviceAccount is named; undefined = none. */
+  defaultServiceAccount: string | undefined;
   signal: AbortSignal;
 }
 

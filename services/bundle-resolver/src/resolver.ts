@@ -85,34 +85,59 @@ export class BundleResolver implements Resolver {
     this.layers.resize(config.blobCacheBytes);
     const req = parseRequest(params, config);
     checkAllowed(req, config);
-    const { credentials, sources } = await this.deps.loadCredentials({
-      namespace: ctx.namespace,
-      secret: req.secret,
-      serviceAccount: req.serviceAccount,
-      defaultServiceAccount: config.defaultServiceAccount,
-      signal: ctx.signal,
-    });
-    const credential = credentials.lookup(req.ref);
-    const call = { credential, signal: ctx.signal };
+    const load = (useDefault: boolean) =>
+      this.deps.loadCredentials({
+        namespace: ctx.namespace,
+        secret: req.secret,
+        serviceAccount: req.serviceAccount,
+        defaultServiceAccount: useDefault ? config.defaultServiceAccount : undefined,
+        signal: ctx.signal,
+      });
+    // Named credentials are read up front. The default ServiceAccount's are read
+    // only when the registry wants credentials: public bundles cost no API call.
+    const named = req.secret !== undefined || req.serviceAccount !== undefined;
+    let loaded = named ? await load(false) : { credentials: undefined, sources: [] };
+    let credential = loaded.credentials?.lookup(req.ref);
     try {
-      const digest =
-        req.ref.digest ?? (await this.deps.registry.resolve(req.ref, req.ref.tag ?? "latest", call)).digest;
-      const manifest = await this.imageManifest(req, digest, credential, ctx);
-      checkBundle(manifest, req.bundle);
-      const layer = findLayer(manifest, req.kind, req.name, req.bundle);
-      const data = await this.layerObject(req, layer, credential, config, ctx);
-      return {
-        data,
-        annotations: resultAnnotations(layer),
-        refSource: {
-          uri: repositoryName(req.ref),
-          digest: { sha256: digest.slice("sha256:".length) },
-          entryPoint: req.name,
-        },
-      };
+      return await this.fetch(req, credential, config, ctx);
     } catch (err) {
-      throw toResolutionError(err, req, credential !== undefined, sources);
+      if (!named && needsCredentials(err)) {
+        loaded = await load(true);
+        credential = loaded.credentials?.lookup(req.ref);
+        if (credential) {
+          try {
+            return await this.fetch(req, credential, config, ctx);
+          } catch (retryErr) {
+            throw toResolutionError(retryErr, req, true, loaded.sources);
+          }
+        }
+      }
+      throw toResolutionError(err, req, credential !== undefined, loaded.sources);
     }
+  }
+
+  private async fetch(
+    req: BundleRequest,
+    credential: BasicCredential | undefined,
+    config: BundleConfig,
+    ctx: ResolveContext,
+  ): Promise<Resolved> {
+    const call = { credential, signal: ctx.signal };
+    const digest =
+      req.ref.digest ?? (await this.deps.registry.resolve(req.ref, req.ref.tag ?? "latest", call)).digest;
+    const manifest = await this.imageManifest(req, digest, credential, ctx);
+    checkBundle(manifest, req.bundle);
+    const layer = findLayer(manifest, req.kind, req.name, req.bundle);
+    const data = await this.layerObject(req, layer, credential, config, ctx);
+    return {
+      data,
+      annotations: resultAnnotations(layer),
+      refSource: {
+        uri: repositoryName(req.ref),
+        digest: { sha256: digest.slice("sha256:".length) },
+        entryPoint: req.name,
+      },
+    };
   }
 
   /** The image manifest at `digest`; an index is followed to its one image (or its linux/amd64 one). */
@@ -188,6 +213,10 @@ export class BundleResolver implements Resolver {
     }
     return parsed;
   }
+}
+
+function needsCredentials(err: unknown): boolean {
+  return err instanceof RegistryError && (err.code === "unauthorized" || err.code === "denied");
 }
 
 function checkAllowed(req: BundleRequest, config: BundleConfig): void {
