@@ -47,6 +47,8 @@ export class BundleResolver implements Resolver {
   private readonly parsed = new WeakMap<ResolverConfig, BundleConfig>();
   readonly manifests: DigestCache<CachedManifest>;
   readonly layers: DigestCache<Buffer>;
+  /** The last config that parsed: what plain-HTTP decisions outside a resolution use. */
+  private current: BundleConfig;
 
   constructor(deps: BundleResolverDeps, config: BundleConfig = parseBundleConfig({})) {
     this.deps = deps;
@@ -54,9 +56,6 @@ export class BundleResolver implements Resolver {
     this.manifests = new DigestCache(Math.ceil(config.blobCacheBytes / 8));
     this.layers = new DigestCache(config.blobCacheBytes);
   }
-
-  /** The last config that parsed: what plain-HTTP decisions outside a resolution use. */
-  private current: BundleConfig;
 
   validateConfig(config: ResolverConfig): void {
     const parsed = parseBundleConfig(config);
