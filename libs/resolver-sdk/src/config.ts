@@ -97,3 +97,22 @@ export function runtimeTimeoutMs(config: Readonly<Record<string, string>>): numb
   }
   return defaultRuntimeConfig.resolutionTimeoutMs;
 }
+
+/**
+ * A resolver's own config parser, run once per loaded config: the runtime
+ * freezes each load and hands the same object to validateConfig and to every
+ * resolution, so a WeakMap keyed by it parses each load once. Should a config
+ * not parse here anyway, the error is thrown (and the attempt retried) rather
+ * than resolving without the resolver's policy.
+ */
+export function configParser<T>(parse: (raw: ResolverConfig) => T): (raw: ResolverConfig) => T {
+  const parsed = new WeakMap<ResolverConfig, T>();
+  return (raw) => {
+    let value = parsed.get(raw);
+    if (value === undefined) {
+      value = parse(raw);
+      parsed.set(raw, value);
+    }
+    return value;
+  };
+}

@@ -1,6 +1,7 @@
 export { cacheKey, ResultCache, SingleFlight, useCache } from "./cache.ts";
 export { checkKind, checkSize, DEFAULT_ALLOWED_KINDS } from "./checks.ts";
 export {
+  configParser,
   defaultRuntimeConfig,
   type LoadedConfig,
   parseResolverConfig,

@@ -13,6 +13,7 @@ import {
   repositoryName,
 } from "@quarry/oci";
 import {
+  configParser,
   forbidden,
   type Params,
   ResolutionError,
@@ -44,7 +45,7 @@ export class BundleResolver implements Resolver {
   readonly aliases = ["bundle"];
   readonly paramsSchema = paramsSchema;
   private readonly deps: BundleResolverDeps;
-  private readonly parsed = new WeakMap<ResolverConfig, BundleConfig>();
+  private readonly config = configParser(parseBundleConfig);
   readonly manifests: DigestCache<CachedManifest>;
   readonly layers: DigestCache<Buffer>;
   /** The last config that parsed: what plain-HTTP decisions outside a resolution use. */
@@ -58,9 +59,7 @@ export class BundleResolver implements Resolver {
   }
 
   validateConfig(config: ResolverConfig): void {
-    const parsed = parseBundleConfig(config);
-    this.parsed.set(config, parsed);
-    this.current = parsed;
+    this.current = this.config(config);
   }
 
   isImmutable(params: Params): boolean {
@@ -202,15 +201,6 @@ export class BundleResolver implements Resolver {
       });
       return extractLayerObject(blob, config.maxLayerBytes);
     });
-  }
-
-  private config(raw: ResolverConfig): BundleConfig {
-    let parsed = this.parsed.get(raw);
-    if (!parsed) {
-      parsed = parseBundleConfig(raw);
-      this.parsed.set(raw, parsed);
-    }
-    return parsed;
   }
 }
 

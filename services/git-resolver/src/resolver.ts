@@ -3,6 +3,7 @@
 // work is the source's.
 
 import {
+  configParser,
   type Params,
   type ResolveContext,
   type Resolved,
@@ -10,7 +11,7 @@ import {
   type ResolverConfig,
   runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
-import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
+import { parseGitConfig, settingsFor } from "./config.ts";
 import { toResolutionError } from "./errors.ts";
 import { type GitRequest, paramsSchema, parseRequest } from "./params.ts";
 import { checkPolicy } from "./policy.ts";
@@ -34,15 +35,14 @@ export class GitResolver implements Resolver {
   readonly type = "git";
   readonly paramsSchema = paramsSchema;
   private readonly deps: GitResolverDeps;
-  /** Parsed configs by the runtime's (frozen) config object, so each load is parsed once. */
-  private readonly parsed = new WeakMap<ResolverConfig, GitConfig>();
+  private readonly config = configParser(parseGitConfig);
 
   constructor(deps: GitResolverDeps) {
     this.deps = deps;
   }
 
   validateConfig(config: ResolverConfig): void {
-    this.parsed.set(config, parseGitConfig(config));
+    this.config(config);
   }
 
   /** A full commit id pins the content, so the runtime may cache it in "auto" mode. */
@@ -90,20 +90,6 @@ export class GitResolver implements Resolver {
     if (!req.token) return undefined;
     const token = await this.deps.readSecret(ctx.namespace, req.token.secret, req.token.key, ctx.signal);
     return { username: req.settings.tokenUsername, token };
-  }
-
-  /**
-   * The runtime only hands out configs that passed validateConfig; should one
-   * not parse anyway, the error is thrown (and retried) rather than resolving
-   * without the allow-lists.
-   */
-  private config(raw: ResolverConfig): GitConfig {
-    let c = this.parsed.get(raw);
-    if (!c) {
-      c = parseGitConfig(raw);
-      this.parsed.set(raw, c);
-    }
-    return c;
   }
 }
 
