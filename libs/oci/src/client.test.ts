@@ -134,3 +134,30 @@ test("401 without credentials says so; 404 carries the registry's error code", a
     code("not-found", (e) => /MANIFEST_UNKNOWN/.test(e.message)),
   );
 });
+
+test("plain HTTP only for loopback and hosts the caller allows; HTTPS everywhere else", async () => {
+  const urls: string[] = [];
+  const recording = (async (input: string | URL | Request) => {
+    urls.push(String(input));
+    return new Response(null, { status: 404 });
+  }) as typeof fetch;
+  const client = new RegistryClient({ fetch: recording, allowsPlainHttp: (h) => h === "reg.internal:5000" });
+  for (const registry of [
+    "127.0.0.1:5000",
+    "localhost:5000",
+    "[::1]:5000",
+    "reg.internal:5000",
+    "ghcr.io",
+    "docker.io",
+  ]) {
+    await assert.rejects(client.resolve({ registry, repository: "a/b" }, "v1"), code("not-found"));
+  }
+  assert.deepEqual(urls, [
+    "http://127.0.0.1:5000/v2/a/b/manifests/v1",
+    "http://localhost:5000/v2/a/b/manifests/v1",
+    "http://[::1]:5000/v2/a/b/manifests/v1",
+    "http://reg.internal:5000/v2/a/b/manifests/v1",
+    "https://ghcr.io/v2/a/b/manifests/v1",
+    "https://registry-1.docker.io/v2/a/b/manifests/v1",
+  ]);
+});
