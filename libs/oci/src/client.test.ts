@@ -161,3 +161,30 @@ test("plain HTTP only for loopback and hosts the caller allows; HTTPS everywhere
     "https://registry-1.docker.io/v2/a/b/manifests/v1",
   ]);
 });
+
+test("a blob redirect to another origin (a registry's storage) gets no credentials", async () => {
+  const storage = createServer((req, res) => {
+    storageAuth = req.headers.authorization;
+    res.end(BLOB);
+  });
+  let storageAuth: string | undefined = "unset";
+  await new Promise<void>((r) => storage.listen(0, "127.0.0.1", r));
+  try {
+    const storageUrl = `http://127.0.0.1:${(storage.address() as AddressInfo).port}/blob`;
+    handler = (req, res) => {
+      if (req.headers.authorization === undefined) {
+        return res.writeHead(401, { "www-authenticate": 'Basic realm="r"' }).end();
+      }
+      res.writeHead(307, { location: storageUrl }).end();
+    };
+    const blob = await new RegistryClient().getBlob(
+      repo(),
+      { mediaType: "x", digest: blobDigest, size: BLOB.length },
+      { credential: { username: "u", password: "p" } },
+    );
+    assert.deepEqual(blob, BLOB);
+    assert.equal(storageAuth, undefined);
+  } finally {
+    storage.close();
+  }
+});
