@@ -15,6 +15,7 @@ import {
 } from "../e2e/fixtures/registry.ts";
 import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
+import { loadOptions, loadSizes, selectPhases } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
 import {
@@ -63,39 +64,22 @@ The services inherit this process's environment, e.g. QUARRY_CONCURRENCY (worker
 const { values: flags } = parseArgs({
   allowNegative: true,
   options: {
-    requests: { type: "string", default: "1000" },
-    concurrency: { type: "string", default: "16" },
+    ...loadOptions({ requests: "1000", deadline: "900" }),
     phases: { type: "string", default: PHASES.join(",") },
-    warmup: { type: "string", default: "20" },
     floor: { type: "boolean", default: true },
     "closed-loop": { type: "boolean", default: false },
     "push-concurrency": { type: "string", default: "4" },
     "lifecycle-timeout": { type: "string", default: "10m" },
-    deadline: { type: "string", default: "900" },
-    "log-level": { type: "string", default: "info" },
-    json: { type: "string" },
-    samples: { type: "string" },
-    help: { type: "boolean", short: "h" },
   },
 });
-if (flags.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const N = intFlag("requests", flags.requests, 1, USAGE);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
-const WARMUP = intFlag("warmup", flags.warmup, 0, USAGE);
+const sizes = loadSizes(flags, USAGE);
+const N = sizes.requests;
+const CONCURRENCY = sizes.concurrency;
+const WARMUP = sizes.warmup;
+const DEADLINE_S = sizes.deadlineSeconds;
 const PUSH_CONCURRENCY = intFlag("push-concurrency", flags["push-concurrency"], 1, USAGE);
-const DEADLINE_S = intFlag("deadline", flags.deadline, 10, USAGE);
 const CLOSED_LOOP = flags["closed-loop"];
-const selected = flags.phases.split(",").map((p) => p.trim());
-for (const p of selected) {
-  if (!(PHASES as readonly string[]).includes(p)) {
-    console.error(`unknown phase "${p}"\n${USAGE}`);
-    process.exit(2);
-  }
-}
-const phaseNames = PHASES.filter((p) => selected.includes(p));
+const phaseNames = selectPhases(flags.phases, PHASES, USAGE);
 
 const pad = (i: number) => String(i).padStart(5, "0");
 const TYPE = "bundles";

@@ -21,6 +21,7 @@ import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlpla
 import { applyObject } from "../e2e/harness/apply.ts";
 import { newRequest, newScenario, taskManifest } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
+import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
 import { calls, machineInfo, ms, versionOf, versus } from "./lib/report.ts";
@@ -48,28 +49,18 @@ The services inherit this process's environment, e.g. QUARRY_CONCURRENCY (worker
 
 const { values: flags } = parseArgs({
   options: {
-    requests: { type: "string", default: "1000" },
-    concurrency: { type: "string", default: "16" },
+    ...loadOptions({ requests: "1000", deadline: "300" }),
     tasks: { type: "string", default: "50" },
-    warmup: { type: "string", default: "20" },
     "with-floor": { type: "boolean", default: false },
     "closed-loop": { type: "boolean", default: false },
-    deadline: { type: "string", default: "300" },
-    "log-level": { type: "string", default: "info" },
-    json: { type: "string" },
-    samples: { type: "string" },
-    help: { type: "boolean", short: "h" },
   },
 });
-if (flags.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const N = intFlag("requests", flags.requests, 1, USAGE);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
+const sizes = loadSizes(flags, USAGE);
+const N = sizes.requests;
+const CONCURRENCY = sizes.concurrency;
+const WARMUP = sizes.warmup;
+const DEADLINE_S = sizes.deadlineSeconds;
 const TASKS = intFlag("tasks", flags.tasks, 1, USAGE);
-const WARMUP = intFlag("warmup", flags.warmup, 0, USAGE);
-const DEADLINE_S = intFlag("deadline", flags.deadline, 10, USAGE);
 const WITH_FLOOR = flags["with-floor"];
 const CLOSED_LOOP = flags["closed-loop"];
 const LOG_LEVEL = flags["log-level"];

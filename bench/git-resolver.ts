@@ -39,6 +39,7 @@ import type { AccessEntry, GitServer } from "../e2e/fixtures/git-server.ts";
 import { startGitServer } from "../e2e/fixtures/git-server.ts";
 import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
+import { loadOptions, loadSizes, selectPhases } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
 import { bulkPath, commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./lib/git-repo.ts";
@@ -94,46 +95,29 @@ The services inherit this process's environment, e.g. QUARRY_CONCURRENCY (worker
 const { values: flags } = parseArgs({
   allowNegative: true,
   options: {
-    requests: { type: "string", default: "1000" },
-    concurrency: { type: "string", default: "16" },
+    ...loadOptions({ requests: "1000", deadline: "900" }),
     files: { type: "string" },
     "bulk-mb": { type: "string", default: "32" },
     changed: { type: "string", default: "10" },
     phases: { type: "string", default: PHASES.join(",") },
-    warmup: { type: "string", default: "20" },
     floor: { type: "boolean", default: true },
     "git-rss": { type: "boolean", default: false },
     "lifecycle-timeout": { type: "string", default: "10m" },
     "cpu-prof": { type: "string" },
     "closed-loop": { type: "boolean", default: false },
-    deadline: { type: "string", default: "900" },
-    "log-level": { type: "string", default: "info" },
-    json: { type: "string" },
-    samples: { type: "string" },
-    help: { type: "boolean", short: "h" },
   },
 });
-if (flags.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const N = intFlag("requests", flags.requests, 1, USAGE);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
+const sizes = loadSizes(flags, USAGE);
+const N = sizes.requests;
+const CONCURRENCY = sizes.concurrency;
+const WARMUP = sizes.warmup;
+const DEADLINE_S = sizes.deadlineSeconds;
 const FILES = intFlag("files", flags.files ?? String(N), 1, USAGE);
 const BULK_MB = intFlag("bulk-mb", flags["bulk-mb"], 0, USAGE);
 const CHANGED = Math.min(FILES, intFlag("changed", flags.changed, 0, USAGE));
-const WARMUP = intFlag("warmup", flags.warmup, 0, USAGE);
-const DEADLINE_S = intFlag("deadline", flags.deadline, 10, USAGE);
 const LOG_LEVEL = flags["log-level"];
 const WITH_FLOOR = flags.floor;
-const selected = flags.phases.split(",").map((p) => p.trim());
-for (const p of selected) {
-  if (!(PHASES as readonly string[]).includes(p)) {
-    console.error(`unknown phase "${p}"\n${USAGE}`);
-    process.exit(2);
-  }
-}
-const phaseNames = PHASES.filter((p) => selected.includes(p));
+const phaseNames = selectPhases(flags.phases, PHASES, USAGE);
 
 const taskPath = (i: number) => `tasks/t-${String(i % FILES).padStart(5, "0")}.yaml`;
 /** Files the new commit changes: spread evenly over the requested ones. */

@@ -20,6 +20,7 @@ import { adminClient } from "../e2e/harness/env.ts";
 import { newRequest, newScenario, type Scenario } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
 import { diffCounts, requestCounts } from "./lib/apiserver.ts";
+import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
 import { machineInfo, versionOf } from "./lib/report.ts";
 import { logCounts, type Sample, Tracker, watchRequests, withRetry } from "./lib/requests.ts";
@@ -37,34 +38,13 @@ const USAGE = `usage: node bench/lifecycle-floor.ts [options]
 The controller inherits this process's environment, e.g. QUARRY_CONCURRENCY (workers, default 4).`;
 
 const { values: flags } = parseArgs({
-  options: {
-    requests: { type: "string", default: "500" },
-    concurrency: { type: "string", default: "16" },
-    warmup: { type: "string", default: "20" },
-    deadline: { type: "string", default: "300" },
-    "log-level": { type: "string", default: "info" },
-    json: { type: "string" },
-    samples: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
+  options: loadOptions({ requests: "500", deadline: "300" }),
 });
-if (flags.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function intFlag(name: string, raw: string, min: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    console.error(`--${name} must be an integer >= ${min}, got "${raw}"\n${USAGE}`);
-    process.exit(2);
-  }
-  return n;
-}
-const N = intFlag("requests", flags.requests, 1);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1);
-const WARMUP = intFlag("warmup", flags.warmup, 0);
-const DEADLINE_S = intFlag("deadline", flags.deadline, 10);
+const sizes = loadSizes(flags, USAGE);
+const N = sizes.requests;
+const CONCURRENCY = sizes.concurrency;
+const WARMUP = sizes.warmup;
+const DEADLINE_S = sizes.deadlineSeconds;
 const LOG_LEVEL = flags["log-level"];
 
 const DATA = Buffer.from(
