@@ -4,7 +4,7 @@ export { type Clock, FakeClock, realClock } from "./clock.ts";
 export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
 export { configDuration, configPattern, configPatterns } from "./config-values.ts";
 export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
-export { formatDuration, parseDuration, parseSize } from "./duration.ts";
+export { formatDuration, parseDuration } from "./duration.ts";
 export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";
 export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
@@ -21,4 +21,5 @@ export {
   serviceAccounts,
 } from "./resources.ts";
 export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
+export { parseSize } from "./size.ts";
 export { runWorkers, WorkQueue } from "./workqueue.ts";
