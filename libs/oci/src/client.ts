@@ -239,13 +239,7 @@ export class RegistryClient implements OciRegistry {
     if (status === 404)
       throw new RegistryError("not-found", `${what}: not found (404)${registryCode(text)}`, { status });
     if (status === 429 || status >= 500) {
-      const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
-      return Promise.reject(
-        new RegistryError("unavailable", `${what}: registry answered ${status}${registryCode(text)}`, {
-          status,
-          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        }),
-      );
+      throw unavailable(res, `${what}: registry answered ${status}${registryCode(text)}`);
     }
     throw new RegistryError("invalid-manifest", `${what}: registry answered ${status}${registryCode(text)}`, {
       status,
@@ -323,12 +317,8 @@ export class RegistryClient implements OciRegistry {
       );
     }
     if (res.status === 429 || res.status >= 500) {
-      const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
       await res.body?.cancel();
-      throw new RegistryError("unavailable", `${where(repo)}: token service answered ${res.status}`, {
-        status: res.status,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      });
+      throw unavailable(res, `${where(repo)}: token service answered ${res.status}`);
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -385,6 +375,15 @@ async function readCapped(
     }
   }
   return { bytes: Buffer.concat(chunks, total), digest: `sha256:${hash.digest("hex")}` };
+}
+
+/** A retryable failure carrying the server's Retry-After, when it sent one. */
+function unavailable(res: Response, message: string): RegistryError {
+  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+  return new RegistryError("unavailable", message, {
+    status: res.status,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
 }
 
 function pickChallenge(challenges: Challenge[]): Challenge | undefined {
