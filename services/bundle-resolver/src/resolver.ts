@@ -97,14 +97,14 @@ export class BundleResolver implements Resolver {
     let loaded = named ? await load(false) : { credentials: undefined, sources: [] };
     let credential = loaded.credentials?.lookup(req.ref);
     try {
-      return await this.fetch(req, credential, config, ctx);
+      return await this.fetchEntry(req, credential, config, ctx);
     } catch (err) {
       if (!named && needsCredentials(err)) {
         loaded = await load(true);
         credential = loaded.credentials?.lookup(req.ref);
         if (credential) {
           try {
-            return await this.fetch(req, credential, config, ctx);
+            return await this.fetchEntry(req, credential, config, ctx);
           } catch (retryErr) {
             throw toResolutionError(retryErr, req, true, loaded.sources);
           }
@@ -114,7 +114,7 @@ export class BundleResolver implements Resolver {
     }
   }
 
-  private async fetch(
+  private async fetchEntry(
     req: BundleRequest,
     credential: BasicCredential | undefined,
     config: BundleConfig,
