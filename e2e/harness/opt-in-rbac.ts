@@ -1,12 +1,39 @@
 // Rules a service's chart ships but does not grant by default (a resolver's
 // access to credentials): a namespace opts in by binding them to the
-// service's ServiceAccount there. Tests grant them the way an admin would.
+// service's ServiceAccount there. Tests grant them the way an admin would,
+// then wait until the apiserver's authorizer sees the binding (its RBAC cache
+// lags a write by a moment; a test acting at once would see a stale 403).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { KubeObject, ResourceType } from "@quarry/kube";
 import yaml from "js-yaml";
 import { applyObject } from "./apply.ts";
 import { repoRoot } from "./paths.ts";
 import type { Scenario } from "./scenario.ts";
+import { waitUntil } from "./wait.ts";
+
+const subjectAccessReviews: ResourceType = {
+  group: "authorization.k8s.io",
+  version: "v1",
+  plural: "subjectaccessreviews",
+  kind: "SubjectAccessReview",
+  namespaced: false,
+};
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+interface AccessReview extends KubeObject {
+  spec: {
+    user: string;
+    groups: string[];
+    resourceAttributes: { namespace: string; verb: string; group: string; resource: string };
+  };
+  status?: { allowed?: boolean };
+}
 
 /** Binds `charts/<service>/rbac.yaml`'s `rulesKey` as ClusterRole `role` in `namespace`. */
 export async function grantOptInRules(
@@ -17,8 +44,9 @@ export async function grantOptInRules(
     string,
     unknown
   >;
-  const rules = rbac[opts.rulesKey];
+  const rules = rbac[opts.rulesKey] as Rule[] | undefined;
   if (!Array.isArray(rules)) throw new Error(`charts/${opts.service}/rbac.yaml has no ${opts.rulesKey}`);
+  const namespace = opts.namespace ?? scn.namespace;
   await applyObject(scn.admin, {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -28,8 +56,39 @@ export async function grantOptInRules(
   await applyObject(scn.admin, {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
-    metadata: { name: opts.role, namespace: opts.namespace ?? scn.namespace },
+    metadata: { name: opts.role, namespace },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: opts.role },
     subjects: [{ kind: "ServiceAccount", name: String(rbac.serviceAccountName), namespace: scn.namespace }],
   });
+  const user = `system:serviceaccount:${scn.namespace}:${String(rbac.serviceAccountName)}`;
+  for (const rule of rules) {
+    for (const resource of rule.resources) {
+      const review: AccessReview = {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SubjectAccessReview",
+        metadata: {},
+        spec: {
+          user,
+          groups: [
+            "system:serviceaccounts",
+            `system:serviceaccounts:${scn.namespace}`,
+            "system:authenticated",
+          ],
+          resourceAttributes: {
+            namespace,
+            verb: rule.verbs[0] ?? "get",
+            group: rule.apiGroups[0] ?? "",
+            resource,
+          },
+        },
+      };
+      await waitUntil(
+        `${user} may ${review.spec.resourceAttributes.verb} ${resource} in ${namespace}`,
+        async () => {
+          const answer = await scn.admin.create<AccessReview>(subjectAccessReviews, review);
+          return answer.status?.allowed === true;
+        },
+      );
+    }
+  }
 }
