@@ -4,8 +4,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { LABEL_RESOLVER_TYPE } from "@quarry/api";
-import { errorMessage, type KubeClient, resolutionRequests } from "@quarry/kube";
+import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
+import { errorMessage, type KubeClient } from "@quarry/kube";
 import type { ControlPlane } from "../../e2e/controlplane/controlplane.ts";
 import type { SharedControlPlane } from "../../e2e/harness/env.ts";
 import { repoRoot } from "../../e2e/harness/paths.ts";

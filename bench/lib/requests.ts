@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { ResolutionRequest } from "@quarry/api";
-import { errorMessage, isApiError, type KubeClient, resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+import { errorMessage, isApiError, type KubeClient } from "@quarry/kube";
 import { succeeded } from "../../e2e/harness/scenario.ts";
 import { log, sleep } from "./run.ts";
 

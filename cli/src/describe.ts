@@ -9,9 +9,10 @@ import {
   type ParamValue,
   type RefSource,
   type ResolutionRequest,
+  resolutionRequests,
   resolverTypeOf,
 } from "@quarry/api";
-import { events, type KubeClient, type KubeObject, resolutionRequests } from "@quarry/kube";
+import { events, type KubeClient, type KubeObject } from "@quarry/kube";
 import { ageSince } from "./age.ts";
 import { explainUnserved } from "./errors.ts";
 import { formatTable } from "./table.ts";

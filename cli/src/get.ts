@@ -1,7 +1,13 @@
 // `quarry get`: ResolutionRequests as a kubectl-style table, with the CRD's
 // printer columns (Succeeded, Reason, Resolver, Age).
-import { CONDITION_SUCCEEDED, getCondition, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
-import { type KubeClient, resolutionRequests } from "@quarry/kube";
+import {
+  CONDITION_SUCCEEDED,
+  getCondition,
+  LABEL_RESOLVER_TYPE,
+  type ResolutionRequest,
+  resolutionRequests,
+} from "@quarry/api";
+import type { KubeClient } from "@quarry/kube";
 import { ageSince } from "./age.ts";
 import { explainUnserved } from "./errors.ts";
 import { formatTable } from "./table.ts";

@@ -1,7 +1,8 @@
 // Credentials must never show up where users and operators look: a request's
 // status, the namespace's Events, or a service's log.
 import assert from "node:assert/strict";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import { kinds } from "./kinds.ts";
 import type { Scenario } from "./scenario.ts";
 import type { RunningService } from "./service.ts";

@@ -1,7 +1,8 @@
 // Records every change of each request's Succeeded condition as seen by a
 // watch, to prove transitions happen exactly once (no flip-flop, no repeat).
 import type { ResolutionRequest } from "@quarry/api";
-import { type KubeClient, resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+import type { KubeClient } from "@quarry/kube";
 
 export interface TransitionRecorder {
   transitions: Map<string, string[]>;

@@ -2,7 +2,8 @@
 // status, and nothing it does not need: no Secrets, no request creation.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { configMaps, isApiError, resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+import { configMaps, isApiError } from "@quarry/kube";
 import { kinds } from "../harness/kinds.ts";
 import { newRequest, useScenario } from "../harness/scenario.ts";
 

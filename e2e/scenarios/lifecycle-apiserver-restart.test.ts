@@ -3,7 +3,8 @@
 // Uses a private control plane so the restart does not disturb other tests.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import { type ControlPlane, startControlPlane } from "../controlplane/controlplane.ts";
 import { installQuarryApi } from "../controlplane/install.ts";
 import { adminClient } from "../harness/env.ts";

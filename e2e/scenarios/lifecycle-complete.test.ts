@@ -1,7 +1,8 @@
 // Once a resolver sets status.data, the request becomes Succeeded=True.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import {
   createRequest,
   initialised,

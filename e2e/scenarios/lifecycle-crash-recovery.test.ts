@@ -3,7 +3,8 @@
 // reaches its terminal condition, each exactly once.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import {
   createRequest,
   newRequest,

@@ -2,7 +2,8 @@
 // do its job and is denied what it must not do.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { configMaps, isApiError, type KubeClient, resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+import { configMaps, isApiError, type KubeClient } from "@quarry/kube";
 import { kinds } from "../harness/kinds.ts";
 import { createRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
 

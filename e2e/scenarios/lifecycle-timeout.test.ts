@@ -2,7 +2,8 @@
 // with a message saying whether any resolver answered.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import {
   createRequest,
   finished,

@@ -2,7 +2,8 @@
 // it waits (e.g. its owners went away), instead of waiting forever.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import { RequestNotFoundError, waitFor } from "@quarry/requester";
 import { pendingGitRequest } from "../harness/requests.ts";
 import { useScenario } from "../harness/scenario.ts";

@@ -2,7 +2,8 @@
 // reason and the message naming what is at fault.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import { requestResolution, waitFor } from "@quarry/requester";
 import { useScenario } from "../harness/scenario.ts";
 

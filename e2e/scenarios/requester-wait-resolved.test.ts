@@ -2,7 +2,8 @@
 // before: data alone (condition still Unknown) is pending, as for Tekton.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import { waitFor } from "@quarry/requester";
 import { pendingGitRequest } from "../harness/requests.ts";
 import { useScenario } from "../harness/scenario.ts";

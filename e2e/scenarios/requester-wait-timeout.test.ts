@@ -1,7 +1,8 @@
 // waitFor gives up after timeoutMs with a TimeoutError that says what it last saw.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+
 import { WaitTimeoutError, waitFor } from "@quarry/requester";
 import { pendingGitRequest } from "../harness/requests.ts";
 import { useScenario } from "../harness/scenario.ts";

@@ -4,8 +4,14 @@
 // what the lifecycle controller decides when no resolver answers (a type
 // nobody serves times out; no resolver label at all is rejected at admission,
 // or failed at once where the admission policy is off).
-import { isDone, LABEL_RESOLVER_ALIAS, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
-import { isApiError, type KubeClient, resolutionRequests } from "@quarry/kube";
+import {
+  isDone,
+  LABEL_RESOLVER_ALIAS,
+  LABEL_RESOLVER_TYPE,
+  type ResolutionRequest,
+  resolutionRequests,
+} from "@quarry/api";
+import { isApiError, type KubeClient } from "@quarry/kube";
 import { newRequest } from "../../../e2e/harness/scenario.ts";
 import { serverMessage } from "../errors.ts";
 import { BUNDLE_TASK, registryTraffic, trafficAfter } from "./bundles.ts";

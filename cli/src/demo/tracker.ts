@@ -10,8 +10,9 @@ import {
   LABEL_RESOLVER_TYPE,
   type RefSource,
   type ResolutionRequest,
+  resolutionRequests,
 } from "@quarry/api";
-import { type KubeClient, resolutionRequests } from "@quarry/kube";
+import type { KubeClient } from "@quarry/kube";
 import type { Narrator } from "./narrator.ts";
 
 interface Seen {

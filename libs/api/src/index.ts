@@ -8,6 +8,7 @@ export { compareGoStrings, goJsonMarshal } from "./gojson.ts";
 export * from "./labels.ts";
 export * from "./naming.ts";
 export * from "./reasons.ts";
+export * from "./resources.ts";
 export type * from "./schema-types.ts";
 export * from "./schemas.ts";
 export * from "./types.ts";

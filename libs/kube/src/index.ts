@@ -15,7 +15,6 @@ export {
   events,
   namespaces,
   type ResourceType,
-  resolutionRequests,
   resourcePath,
   secrets,
   serviceAccounts,

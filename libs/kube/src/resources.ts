@@ -8,14 +8,6 @@ export interface ResourceType {
   readonly namespaced: boolean;
 }
 
-export const resolutionRequests: ResourceType = {
-  group: "resolution.tekton.dev",
-  version: "v1beta1",
-  plural: "resolutionrequests",
-  kind: "ResolutionRequest",
-  namespaced: true,
-};
-
 export const configMaps: ResourceType = {
   group: "",
   version: "v1",

@@ -14,8 +14,9 @@ import {
   type ResolutionRequest,
   type ResolutionRequestSpec,
   requestNameFor,
+  resolutionRequests,
 } from "@quarry/api";
-import { isApiError, type KubeClient, lockedMergePatch, resolutionRequests } from "@quarry/kube";
+import { isApiError, type KubeClient, lockedMergePatch } from "@quarry/kube";
 import { currentTraceparent } from "@quarry/observability";
 import { RequestMismatchError, RequestTerminatingError } from "./errors.ts";
 import { controllerRef, withSharedOwner } from "./owners.ts";

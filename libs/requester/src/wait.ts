@@ -8,7 +8,8 @@
 // it saw; 410 Gone re-lists at once; network errors, 5xx and a stalled
 // stream re-list after a capped backoff; other 4xx (RBAC, no CRD) reject.
 import type { ResolutionRequest } from "@quarry/api";
-import { isApiError, type KubeClient, RetryDelay, resolutionRequests } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+import { isApiError, type KubeClient, RetryDelay } from "@quarry/kube";
 import { RequestNotFoundError, WaitAbortedError, WaitTimeoutError } from "./errors.ts";
 import { type Outcome, readOutcome, type TerminalOutcome } from "./outcome.ts";
 

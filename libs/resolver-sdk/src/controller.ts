@@ -10,6 +10,7 @@ import {
   isDone,
   type QuarryReason,
   type ResolutionRequest,
+  resolutionRequests,
 } from "@quarry/api";
 import {
   type EventRecorder,
@@ -21,7 +22,6 @@ import {
   objectKey,
   type ReconcileOutcome,
   type Reconciler,
-  resolutionRequests,
   TransientError,
   type WorkQueue,
 } from "@quarry/kube";

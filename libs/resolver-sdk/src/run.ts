@@ -1,7 +1,7 @@
 // runResolver: everything around a Resolver. A resolver service's main.ts is
 // `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`.
-import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
-import { ExponentialBackoff, objectKey, resolutionRequests, ServiceRuntime } from "@quarry/kube";
+import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { ExponentialBackoff, objectKey, ServiceRuntime } from "@quarry/kube";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
 import { ResolverReconciler } from "./controller.ts";
 import { resolverMetrics } from "./metrics.ts";

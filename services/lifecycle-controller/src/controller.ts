@@ -2,7 +2,12 @@
 // and conditions (status patch), both under optimistic locking. On a conflict
 // the decision is recomputed from the latest object, so a resolver's write
 // that raced ours is never overwritten.
-import { ANNOTATION_TRACEPARENT, LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
+import {
+  ANNOTATION_TRACEPARENT,
+  LABEL_RESOLVER_TYPE,
+  type ResolutionRequest,
+  resolutionRequests,
+} from "@quarry/api";
 import {
   type EventRecorder,
   type Informer,
@@ -11,7 +16,6 @@ import {
   patchStatus,
   type ReconcileOutcome,
   type Reconciler,
-  resolutionRequests,
 } from "@quarry/kube";
 import { contextFromTraceparent, type Logger, withSpan } from "@quarry/observability";
 import type { LifecycleConfig } from "./config.ts";

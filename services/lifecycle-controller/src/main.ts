@@ -1,6 +1,7 @@
 // lifecycle-controller: initialises, completes and times out ResolutionRequests.
 import type { ResolutionRequest } from "@quarry/api";
-import { resolutionRequests, ServiceRuntime } from "@quarry/kube";
+import { resolutionRequests } from "@quarry/api";
+import { ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
 import { LifecycleReconciler } from "./controller.ts";
 
