@@ -9,6 +9,7 @@ export * from "./labels.ts";
 export * from "./naming.ts";
 export * from "./reasons.ts";
 export * from "./resources.ts";
+export * from "./runs.ts";
 export type * from "./schema-types.ts";
 export * from "./schemas.ts";
 export * from "./types.ts";
