@@ -7,6 +7,7 @@ import type { KubeObject } from "./client.ts";
 import { PermanentError } from "./errors.ts";
 import type { InformerHandlers } from "./informer.ts";
 import { objectKey } from "./informer.ts";
+import { controllerOwnerKey, type OwnerMatch } from "./owners.ts";
 import { runWorkers, WorkQueue } from "./workqueue.ts";
 
 export interface ReconcileOutcome {
@@ -77,6 +78,33 @@ export class Controller {
       onUpdate: (old, obj) => filter(obj) && update(old, obj) && this.enqueue(objectKey(obj)),
       onDelete: (obj) => this.enqueue(objectKey(obj)),
       onResync: (obj) => filter(obj) && this.enqueueSlow(objectKey(obj)),
+    };
+  }
+
+  /**
+   * Handlers for a child informer that enqueue the child's controller owner (the ownerReference with
+   * `controller: true`) when it matches `match`; other children are ignored. An update enqueues the
+   * old and the new owner, so an owner that lost its child hears about it too. Resyncs go to the slow lane.
+   */
+  ownerHandlers<T extends KubeObject>(match: OwnerMatch): InformerHandlers<T> {
+    const owner = (obj: T) => controllerOwnerKey(obj, match);
+    const enqueue = (obj: T) => {
+      const key = owner(obj);
+      if (key !== undefined) this.enqueue(key);
+    };
+    return {
+      onAdd: enqueue,
+      onUpdate: (old, obj) => {
+        const before = owner(old);
+        const after = owner(obj);
+        if (before !== undefined && before !== after) this.enqueue(before);
+        if (after !== undefined) this.enqueue(after);
+      },
+      onDelete: enqueue,
+      onResync: (obj) => {
+        const key = owner(obj);
+        if (key !== undefined) this.enqueueSlow(key);
+      },
     };
   }
 

@@ -7,7 +7,9 @@ export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from
 export { formatDuration, parseDuration } from "./duration.ts";
 export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";
 export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
+export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
+export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./owners.ts";
 export { changedFields, lockedMergePatch, patchStatus } from "./patch.ts";
 export {
   apiVersionOf,

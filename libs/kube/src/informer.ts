@@ -8,6 +8,7 @@ import type { Logger } from "@quarry/observability";
 import { RetryDelay } from "./backoff.ts";
 import type { KubeClient, KubeObject, WatchEvent } from "./client.ts";
 import { ApiError } from "./errors.ts";
+import { Indexer, type IndexFunc } from "./indexer.ts";
 import type { ResourceType } from "./resources.ts";
 
 export interface InformerHandlers<T> {
@@ -56,6 +57,7 @@ interface Stream {
 
 export class Informer<T extends KubeObject> {
   private readonly cache = new Map<string, T>();
+  private readonly indexer = new Indexer<T>();
   private readonly handlers: InformerHandlers<T>[] = [];
   private readonly stopController = new AbortController();
   private streams: Stream[] = [];
@@ -139,6 +141,36 @@ export class Informer<T extends KubeObject> {
     return [...this.cache.values()];
   }
 
+  /**
+   * Adds a secondary index, kept in step with the cache on every add, update, delete and relist.
+   * May be called before or after start(); objects already cached are indexed at once.
+   */
+  addIndex(name: string, fn: IndexFunc<T>): this {
+    this.indexer.add(name, fn, this.cache);
+    return this;
+  }
+
+  /** Cached objects whose index `name` holds `value`; throws if no such index was added. */
+  byIndex(name: string, value: string): T[] {
+    const out: T[] = [];
+    for (const key of this.indexer.keys(name, value)) {
+      const obj = this.cache.get(key);
+      if (obj) out.push(obj);
+    }
+    return out;
+  }
+
+  // Every cache write goes through these two, so the indexes cannot drift from the cache.
+  private store(key: string, obj: T): void {
+    this.cache.set(key, obj);
+    this.indexer.set(key, obj);
+  }
+
+  private remove(key: string): void {
+    this.cache.delete(key);
+    this.indexer.delete(key);
+  }
+
   private get log(): Logger {
     return this.opts.log;
   }
@@ -205,13 +237,13 @@ export class Informer<T extends KubeObject> {
     for (const [key, old] of this.cache) {
       if (stream.namespace !== undefined && old.metadata.namespace !== stream.namespace) continue;
       if (!fresh.has(key)) {
-        this.cache.delete(key);
+        this.remove(key);
         for (const h of this.handlers) h.onDelete?.(old);
       }
     }
     for (const [key, obj] of fresh) {
       const old = this.cache.get(key);
-      this.cache.set(key, obj);
+      this.store(key, obj);
       if (!old) for (const h of this.handlers) h.onAdd?.(obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
         for (const h of this.handlers) h.onUpdate?.(old, obj);
@@ -280,11 +312,11 @@ export class Informer<T extends KubeObject> {
     const key = objectKey(event.object);
     const old = this.cache.get(key);
     if (event.type === "DELETED") {
-      this.cache.delete(key);
+      this.remove(key);
       for (const h of this.handlers) h.onDelete?.(old ?? event.object);
       return;
     }
-    this.cache.set(key, event.object);
+    this.store(key, event.object);
     if (old) for (const h of this.handlers) h.onUpdate?.(old, event.object);
     else for (const h of this.handlers) h.onAdd?.(event.object);
   }
