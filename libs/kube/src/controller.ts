@@ -4,7 +4,7 @@
 // permanent error (drop).
 import type { Logger } from "@quarry/observability";
 import type { KubeObject } from "./client.ts";
-import { PermanentError } from "./errors.ts";
+import { isPermanentError } from "./errors.ts";
 import type { InformerHandlers } from "./informer.ts";
 import { objectKey } from "./informer.ts";
 import { controllerOwnerKey, type OwnerMatch } from "./owners.ts";
@@ -131,8 +131,9 @@ export class Controller {
     try {
       outcome = await this.reconciler.reconcile(key);
     } catch (err) {
-      if (err instanceof PermanentError) {
-        this.log.error({ key, err: err.message }, "reconcile failed permanently, dropping key");
+      // wrapped PermanentErrors count too: the cause chain decides
+      if (isPermanentError(err)) {
+        this.log.error({ key, err: errorMessage(err) }, "reconcile failed permanently, dropping key");
         this.queue.forget(key);
         return;
       }

@@ -50,3 +50,50 @@ export class TransientError extends Error {
     this.retryAfterMs = options?.retryAfterMs;
   }
 }
+
+// Errors get wrapped on their way up (`new Error("fetch x", { cause })`), so the taxonomy is
+// read through the cause chain: the outermost PermanentError or TransientError decides.
+// The walk is bounded and stops at a cycle, since `cause` is an arbitrary user-set property.
+const MAX_CAUSE_DEPTH = 32;
+
+/** `err`, then its `cause`, then that one's `cause`…, at most 32 deep, each error once. */
+export function* causeChain(err: unknown): Generator<unknown> {
+  const seen = new Set<unknown>();
+  let current = err;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && current !== undefined && current !== null; depth++) {
+    if (seen.has(current)) return;
+    seen.add(current);
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+function classified(err: unknown): PermanentError | TransientError | undefined {
+  for (const e of causeChain(err)) {
+    if (e instanceof PermanentError || e instanceof TransientError) return e;
+  }
+  return undefined;
+}
+
+/** True when the outermost classified error in the cause chain is a PermanentError. */
+export function isPermanentError(err: unknown): boolean {
+  return classified(err) instanceof PermanentError;
+}
+
+/** The outermost classified error in the cause chain, if it is a TransientError. */
+export function asTransientError(err: unknown): TransientError | undefined {
+  const e = classified(err);
+  return e instanceof TransientError ? e : undefined;
+}
+
+/**
+ * The Retry-After a TransientError in the cause chain carries (the outermost one that has it),
+ * unless a PermanentError comes first. A wrapper without its own retryAfterMs defers to its cause.
+ */
+export function transientRetryAfter(err: unknown): number | undefined {
+  for (const e of causeChain(err)) {
+    if (e instanceof PermanentError) return undefined;
+    if (e instanceof TransientError && e.retryAfterMs !== undefined) return e.retryAfterMs;
+  }
+  return undefined;
+}

@@ -5,7 +5,16 @@ export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
 export { configDuration, configPattern, configPatterns } from "./config-values.ts";
 export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
-export { ApiError, isApiError, PermanentError, TransientError } from "./errors.ts";
+export {
+  ApiError,
+  asTransientError,
+  causeChain,
+  isApiError,
+  isPermanentError,
+  PermanentError,
+  TransientError,
+  transientRetryAfter,
+} from "./errors.ts";
 export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
 export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";

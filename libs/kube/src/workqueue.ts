@@ -1,6 +1,6 @@
 import { ExponentialBackoff } from "./backoff.ts";
 import { type Clock, realClock } from "./clock.ts";
-import { TransientError } from "./errors.ts";
+import { transientRetryAfter } from "./errors.ts";
 
 export interface WorkQueueOptions {
   clock?: Clock;
@@ -257,7 +257,8 @@ export async function runWorkers(
       try {
         await handle(key);
       } catch (error) {
-        queue.addRateLimited(key, error instanceof TransientError ? (error.retryAfterMs ?? 0) : 0);
+        // a Retry-After may sit on a wrapped TransientError, so read it through the cause chain
+        queue.addRateLimited(key, transientRetryAfter(error) ?? 0);
         try {
           onError(key, error);
         } catch {

@@ -13,6 +13,7 @@ import {
   resolutionRequests,
 } from "@quarry/api";
 import {
+  causeChain,
   type EventRecorder,
   errorMessage,
   formatDuration,
@@ -261,8 +262,15 @@ export class ResolverReconciler implements Reconciler {
   }
 }
 
-/** A resolver's error may carry the source's Retry-After (e.g. a registry's 429); the queue waits at least that long. */
+/**
+ * A resolver's error may carry the source's Retry-After (e.g. a registry's 429), possibly on an
+ * error it wrapped; the queue waits at least that long. Duck-typed: resolvers' own error classes
+ * (RegistryError) are not TransientErrors.
+ */
 function retryAfterOf(err: unknown): number | undefined {
-  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-  return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+  for (const e of causeChain(err)) {
+    const ms = (e as { retryAfterMs?: unknown }).retryAfterMs;
+    if (typeof ms === "number" && Number.isFinite(ms) && ms > 0) return ms;
+  }
+  return undefined;
 }
