@@ -12,5 +12,6 @@ export * from "./resources.ts";
 export * from "./runs.ts";
 export type * from "./schema-types.ts";
 export * from "./schemas.ts";
+export * from "./substitution.ts";
 export * from "./types.ts";
 export * from "./validate.ts";

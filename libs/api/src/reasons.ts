@@ -31,6 +31,19 @@ export const QuarryReason = {
   InvalidBundle: "InvalidBundle",
   /** Bytes from the source did not match the digest they were fetched by; they were not used. */
   DigestMismatch: "DigestMismatch",
+  // Params of specs Quarry itself runs (substitution.ts resolveParams / substitute).
+  /** A param was given that the spec does not declare. */
+  UnknownParam: "UnknownParam",
+  /** A declared param has no default and was not given. */
+  MissingParam: "MissingParam",
+  /** Two given params, or two declared params, share a name. */
+  DuplicateParam: "DuplicateParam",
+  /** A param value or default does not have its declared type, or an object value lacks a declared key. */
+  InvalidParamType: "InvalidParamType",
+  /** More params, or larger values, than Quarry accepts (caps in substitution.ts). */
+  ParamsTooLarge: "ParamsTooLarge",
+  /** A $(params…) reference is malformed, names an undeclared param, or uses a param where its type is not allowed. */
+  InvalidParamReference: "InvalidParamReference",
 } as const;
 export type QuarryReason = (typeof QuarryReason)[keyof typeof QuarryReason];
 
