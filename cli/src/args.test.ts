@@ -55,6 +55,88 @@ test("mistakes are usage errors that say what is wrong", () => {
   }
 });
 
+test("get runs and customruns: both flavours, or the one asked for", () => {
+  const scope = { namespace: undefined, allNamespaces: false, kubeconfig: undefined };
+  assert.deepEqual(parseCommandLine(["get", "runs"]), {
+    kind: "getRuns",
+    flavours: ["Run", "CustomRun"],
+    ...scope,
+  });
+  assert.deepEqual(parseCommandLine(["get", "Run", "-A"]), {
+    kind: "getRuns",
+    flavours: ["Run", "CustomRun"],
+    ...scope,
+    allNamespaces: true,
+  });
+  for (const argv of [
+    ["get", "customruns"],
+    ["get", "customrun"],
+    ["get", "runs", "--kind", "CustomRun"],
+    ["get", "customruns", "--kind=customrun"],
+  ]) {
+    assert.deepEqual(
+      parseCommandLine(argv),
+      { kind: "getRuns", flavours: ["CustomRun"], ...scope },
+      argv.join(" "),
+    );
+  }
+  assert.deepEqual(parseCommandLine(["get", "runs", "--kind", "Run", "-n", "ci"]), {
+    kind: "getRuns",
+    flavours: ["Run"],
+    ...scope,
+    namespace: "ci",
+  });
+  // the requests get has always listed, now also by name
+  assert.deepEqual(parseCommandLine(["get", "resolutionrequests"]), { kind: "get", ...scope });
+});
+
+test("describe run: names, the flavour from the word or --kind; requests stay the default", () => {
+  const scope = { namespace: "ci", kubeconfig: undefined };
+  assert.deepEqual(parseCommandLine(["describe", "run", "wait-1", "-n", "ci"]), {
+    kind: "describeRuns",
+    names: ["wait-1"],
+    flavour: undefined,
+    ...scope,
+  });
+  assert.deepEqual(parseCommandLine(["describe", "runs", "a", "b", "--kind", "Run", "-n", "ci"]), {
+    kind: "describeRuns",
+    names: ["a", "b"],
+    flavour: "Run",
+    ...scope,
+  });
+  assert.deepEqual(parseCommandLine(["describe", "customrun", "a", "-n", "ci"]), {
+    kind: "describeRuns",
+    names: ["a"],
+    flavour: "CustomRun",
+    ...scope,
+  });
+  assert.deepEqual(parseCommandLine(["describe", "request", "run", "-n", "ci"]), {
+    kind: "describe",
+    names: ["run"],
+    ...scope,
+  });
+});
+
+test("run mistakes are usage errors too", () => {
+  const cases: [string[], RegExp][] = [
+    [["get", "runs", "x"], /use "describe run x"/],
+    [["get", "requests", "x"], /use "describe x"/],
+    [["get", "runs", "--kind", "TaskRun"], /--kind takes Run or CustomRun, not "TaskRun"/],
+    [["get", "customruns", "--kind", "Run"], /contradict/],
+    [["get", "--kind", "Run"], /--kind is for runs/],
+    [["describe", "x", "--kind", "Run"], /--kind is for runs, e\.g\. "describe run x --kind CustomRun"/],
+    [["describe", "run"], /"describe run" needs the name of a run/],
+    [["demo", "--kind", "Run"], /"demo" takes no --kind/],
+  ];
+  for (const [argv, message] of cases) {
+    assert.throws(
+      () => parseCommandLine(argv),
+      (err: unknown) => err instanceof UsageError && message.test(err.message),
+      argv.join(" "),
+    );
+  }
+});
+
 test("resolve: type and key=value params", () => {
   assert.deepEqual(
     parseCommandLine(["resolve", "git", "url=https://x/y.git", "pathInRepo=a=b.yaml", "-n", "ci"]),

@@ -2,10 +2,27 @@
 // or after the command, as with kubectl; each command then rejects the flags
 // that mean nothing to it instead of ignoring them.
 import { parseArgs } from "node:util";
+import type { RunFlavour } from "@quarry/api";
 
 export type Command =
   | { kind: "get"; namespace: string | undefined; allNamespaces: boolean; kubeconfig: string | undefined }
+  | {
+      kind: "getRuns";
+      /** Which flavours to list: both for `runs`, CustomRuns for `customruns` or `--kind CustomRun`. */
+      flavours: RunFlavour[];
+      namespace: string | undefined;
+      allNamespaces: boolean;
+      kubeconfig: string | undefined;
+    }
   | { kind: "describe"; names: string[]; namespace: string | undefined; kubeconfig: string | undefined }
+  | {
+      kind: "describeRuns";
+      names: string[];
+      /** undefined: a CustomRun of that name, else a Run. */
+      flavour: RunFlavour | undefined;
+      namespace: string | undefined;
+      kubeconfig: string | undefined;
+    }
   | { kind: "demo"; keep: boolean }
   | {
       kind: "resolve";
@@ -30,13 +47,15 @@ const options = {
   kubeconfig: { type: "string" },
   keep: { type: "boolean" },
   timeout: { type: "string" },
+  kind: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 type Flag = keyof typeof options;
-const allowed: Record<Command["kind"], readonly Flag[]> = {
-  get: ["namespace", "all-namespaces", "kubeconfig"],
-  describe: ["namespace", "kubeconfig"],
+type Verb = "get" | "describe" | "demo" | "resolve" | "help";
+const allowed: Record<Verb, readonly Flag[]> = {
+  get: ["namespace", "all-namespaces", "kubeconfig", "kind"],
+  describe: ["namespace", "kubeconfig", "kind"],
   demo: ["keep"],
   resolve: ["namespace", "kubeconfig", "timeout"],
   help: [],
@@ -52,25 +71,49 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const { values, positionals } = parsed;
   const [name, ...args] = positionals;
   if (values.help || name === undefined || name === "help") return { kind: "help" };
-  if (!isKind(name)) throw new UsageError(`unknown command "${name}"`);
+  if (!isVerb(name)) throw new UsageError(`unknown command "${name}"`);
   for (const flag of Object.keys(values) as Flag[]) {
     if (!allowed[name].includes(flag)) throw new UsageError(`"${name}" takes no --${flag}`);
   }
   switch (name) {
-    case "get":
-      if (args.length > 0)
-        throw new UsageError(`"get" lists all requests; use "describe ${args[0]}" for one`);
+    case "get": {
+      // `get` alone lists requests; a resource word picks what to list, as `kubectl get TYPE` does
+      const resource = args[0] === undefined ? "requests" : resourceOf(args[0]);
+      if (resource === undefined)
+        throw new UsageError(
+          `"get" takes a resource type (requests, runs, customruns), not a name; use "describe ${args[0]}" for one request`,
+        );
+      if (args.length > 1) {
+        const one = resource === "requests" ? "" : `${resource.replace(/s$/, "")} `;
+        throw new UsageError(`"get" lists them all; use "describe ${one}${args[1]}" for one`);
+      }
       if (values.namespace !== undefined && values["all-namespaces"])
         throw new UsageError("-n and -A cannot be used together");
-      return {
-        kind: "get",
+      const scope = {
         namespace: values.namespace,
         allNamespaces: values["all-namespaces"] ?? false,
         kubeconfig: values.kubeconfig,
       };
-    case "describe":
-      if (args.length === 0) throw new UsageError(`"describe" needs the name of a ResolutionRequest`);
-      return { kind: "describe", names: args, namespace: values.namespace, kubeconfig: values.kubeconfig };
+      if (resource === "requests") {
+        rejectKindFlag(values.kind, "get runs");
+        return { kind: "get", ...scope };
+      }
+      const flavour = runFlavour(resource, values.kind);
+      return { kind: "getRuns", flavours: flavour ? [flavour] : ["Run", "CustomRun"], ...scope };
+    }
+    case "describe": {
+      const resource = args[0] === undefined ? undefined : resourceOf(args[0]);
+      // a bare name (or names) describes requests, as before resource words existed
+      const names = resource === undefined ? args : args.slice(1);
+      const scope = { namespace: values.namespace, kubeconfig: values.kubeconfig };
+      if (resource === undefined || resource === "requests") {
+        if (names.length === 0) throw new UsageError(`"describe" needs the name of a ResolutionRequest`);
+        rejectKindFlag(values.kind, `describe run ${names[0]}`);
+        return { kind: "describe", names, ...scope };
+      }
+      if (names.length === 0) throw new UsageError(`"describe ${args[0]}" needs the name of a run`);
+      return { kind: "describeRuns", names, flavour: runFlavour(resource, values.kind), ...scope };
+    }
     case "demo":
       if (args.length > 0) throw new UsageError(`"demo" takes no arguments`);
       return { kind: "demo", keep: values.keep ?? false };
@@ -101,6 +144,45 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
 }
 
-function isKind(name: string): name is Command["kind"] {
+function isVerb(name: string): name is Verb {
   return Object.hasOwn(allowed, name);
+}
+
+type Resource = "requests" | "runs" | "customruns";
+
+/** The resource words `get` and `describe` take, singular or plural, any case (kubectl's leniency). */
+const RESOURCES: Readonly<Record<string, Resource>> = {
+  resolutionrequests: "requests",
+  resolutionrequest: "requests",
+  requests: "requests",
+  request: "requests",
+  runs: "runs",
+  run: "runs",
+  customruns: "customruns",
+  customrun: "customruns",
+};
+
+function resourceOf(word: string): Resource | undefined {
+  const lower = word.toLowerCase();
+  return Object.hasOwn(RESOURCES, lower) ? RESOURCES[lower] : undefined;
+}
+
+function rejectKindFlag(kind: string | undefined, example: string): void {
+  if (kind !== undefined) throw new UsageError(`--kind is for runs, e.g. "${example} --kind CustomRun"`);
+}
+
+/** The one flavour asked for (the `customruns` word or `--kind`), or undefined for both. */
+function runFlavour(resource: "runs" | "customruns", kind: string | undefined): RunFlavour | undefined {
+  let flag: RunFlavour | undefined;
+  if (kind !== undefined) {
+    const lower = kind.toLowerCase();
+    if (lower === "run") flag = "Run";
+    else if (lower === "customrun") flag = "CustomRun";
+    else throw new UsageError(`--kind takes Run or CustomRun, not "${kind}"`);
+  }
+  if (resource === "customruns") {
+    if (flag === "Run") throw new UsageError(`"customruns" and --kind Run contradict each other`);
+    return "CustomRun";
+  }
+  return flag;
 }

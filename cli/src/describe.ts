@@ -34,7 +34,7 @@ export interface CoreEvent extends KubeObject {
 export const DATA_PREVIEW_LINES = 10;
 
 /** A top-level field: its value on the key's line, more values aligned below it, then indented detail. */
-interface Field {
+export interface Field {
   key: string;
   values: string[];
   detail: string[];
@@ -68,8 +68,11 @@ export function describeRequest(rr: ResolutionRequest, evs: readonly CoreEvent[]
   const ref = status?.refSource ?? status?.source;
   field("RefSource", ref ? [] : ["<none>"], ref ? refSourceLines(ref) : []);
   field("Events", evs.length === 0 ? ["<none>"] : [], eventTable(evs, now));
+  return renderFields(fields);
+}
 
-  // one value column for the whole block, like kubectl's tabwriter output
+/** The block's text: one value column for the whole block, like kubectl's tabwriter output. */
+export function renderFields(fields: readonly Field[]): string {
   const column = Math.max(...fields.map((f) => f.key.length)) + 3;
   const lines: string[] = [];
   for (const f of fields) {
@@ -91,23 +94,33 @@ export async function runDescribe(
   const rr = await client
     .get<ResolutionRequest>(resolutionRequests, namespace, name)
     .catch((e: unknown) => Promise.reject(explainUnserved(e)));
-  const list = await client.list<CoreEvent>(events, namespace, {
-    fieldSelector: `involvedObject.name=${name},involvedObject.kind=ResolutionRequest`,
-  });
-  out(describeRequest(rr, list.items, Date.now()));
+  out(describeRequest(rr, await listEvents(client, namespace, "ResolutionRequest", name), Date.now()));
 }
 
-function orNone(values: string[]): string[] {
+/** The core v1 Events about one object, matched on the involved object's kind and name. */
+export async function listEvents(
+  client: KubeClient,
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<CoreEvent[]> {
+  const list = await client.list<CoreEvent>(events, namespace, {
+    fieldSelector: `involvedObject.name=${name},involvedObject.kind=${kind}`,
+  });
+  return list.items;
+}
+
+export function orNone(values: string[]): string[] {
   return values.length === 0 ? ["<none>"] : values;
 }
 
-function keyValues(map: Record<string, string> | undefined): string[] {
+export function keyValues(map: Record<string, string> | undefined): string[] {
   return Object.keys(map ?? {})
     .sort()
     .map((k) => `${k}=${map![k]}`);
 }
 
-function when(ts: string | undefined, now: number): string {
+export function when(ts: string | undefined, now: number): string {
   return ts ? `${ts} (${ageSince(ts, now)} ago)` : "<unknown>";
 }
 
@@ -121,24 +134,24 @@ function resolverLine(labels: Record<string, string> | undefined): string {
     : `${type} (from ${LABEL_RESOLVER_ALIAS}=${labels?.[LABEL_RESOLVER_ALIAS]})`;
 }
 
-function paramText(value: ParamValue): string {
+export function paramText(value: ParamValue): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 /** "  key:   value" lines with the values aligned. */
-function aligned(pairs: [string, string][]): string[] {
+export function aligned(pairs: [string, string][]): string[] {
   const w = Math.max(0, ...pairs.map(([k]) => k.length)) + 3;
   return pairs.map(([k, v]) => `  ${`${k}:`.padEnd(w)}${v}`);
 }
 
-function withRule(headers: string[], rows: string[][]): string[] {
+export function withRule(headers: string[], rows: string[][]): string[] {
   const rule = headers.map((h) => "-".repeat(h.length));
   return formatTable(headers, [rule, ...rows], { indent: "  " })
     .trimEnd()
     .split("\n");
 }
 
-function conditionTable(conditions: readonly Condition[], now: number): string[] {
+export function conditionTable(conditions: readonly Condition[], now: number): string[] {
   if (conditions.length === 0) return [];
   return withRule(
     ["Type", "Status", "Reason", "Last Transition", "Message"],
@@ -173,7 +186,7 @@ function dataBlock(
   return { summary, lines: shown };
 }
 
-function refSourceLines(ref: RefSource): string[] {
+export function refSourceLines(ref: RefSource): string[] {
   const digest = Object.entries(ref.digest ?? {})
     .map(([alg, hex]) => `${alg}:${hex}`)
     .join(", ");
@@ -185,7 +198,7 @@ function refSourceLines(ref: RefSource): string[] {
   return aligned(pairs);
 }
 
-function eventTable(evs: readonly CoreEvent[], now: number): string[] {
+export function eventTable(evs: readonly CoreEvent[], now: number): string[] {
   if (evs.length === 0) return [];
   const last = (e: CoreEvent) => e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? "";
   const sorted = [...evs].sort((a, b) => Date.parse(last(a)) - Date.parse(last(b)));

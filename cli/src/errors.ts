@@ -13,15 +13,20 @@ export function describeError(err: unknown): string {
   return `error: ${err instanceof Error ? err.message : String(err)}`;
 }
 
+/** A 404 that is not a Status "NotFound" comes from a path nobody serves: the CRD is missing. */
+export function isUnserved(err: unknown): boolean {
+  return isApiError(err, 404) && err.reason !== "NotFound";
+}
+
+const QUARRY_API = {
+  what: "resolutionrequests.resolution.tekton.dev",
+  hint: "is Quarry's API installed?",
+};
+
 /**
- * A 404 that is not a Status "NotFound" comes from a path nobody serves: the CRD is missing.
- * Said plainly, instead of the apiserver's "404 page not found".
+ * An unserved resource said plainly, instead of the apiserver's "404 page not found".
+ * `what` names the resource (plural.group), `hint` what to check; Quarry's requests by default.
  */
-export function explainUnserved(err: unknown): unknown {
-  if (isApiError(err, 404) && err.reason !== "NotFound") {
-    return new Error(
-      "this cluster does not serve resolutionrequests.resolution.tekton.dev: is Quarry's API installed?",
-    );
-  }
-  return err;
+export function explainUnserved(err: unknown, served: { what: string; hint: string } = QUARRY_API): unknown {
+  return isUnserved(err) ? new Error(`this cluster does not serve ${served.what}: ${served.hint}`) : err;
 }

@@ -5,8 +5,10 @@ import { parseCommandLine, UsageError } from "./args.ts";
 import { kubeContext } from "./context.ts";
 import { runDemo } from "./demo/demo.ts";
 import { runDescribe } from "./describe.ts";
+import { runDescribeRun } from "./describe-run.ts";
 import { describeError } from "./errors.ts";
 import { runGet } from "./get.ts";
+import { runGetRuns } from "./get-runs.ts";
 import { USAGE } from "./help.ts";
 import { runResolve } from "./resolve.ts";
 
@@ -32,11 +34,25 @@ async function main(argv: readonly string[]): Promise<number> {
         await runGet(ctx.client, { namespace: cmd.allNamespaces ? undefined : ctx.namespace }, out, err);
         return 0;
       }
+      case "getRuns": {
+        const ctx = kubeContext(cmd);
+        const namespace = cmd.allNamespaces ? undefined : ctx.namespace;
+        await runGetRuns(ctx.client, { namespace, flavours: cmd.flavours }, out, err);
+        return 0;
+      }
       case "describe": {
         const ctx = kubeContext(cmd);
         for (const [i, name] of cmd.names.entries()) {
           if (i > 0) out("\n\n");
           await runDescribe(ctx.client, ctx.namespace, name, out);
+        }
+        return 0;
+      }
+      case "describeRuns": {
+        const ctx = kubeContext(cmd);
+        for (const [i, name] of cmd.names.entries()) {
+          if (i > 0) out("\n\n");
+          await runDescribeRun(ctx.client, ctx.namespace, name, cmd.flavour, out);
         }
         return 0;
       }
