@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
-import { errorMessage, isApiError, KubeClient, settingsFromEnv } from "@quarry/kube";
+import { errorMessage, isApiError, type KubeClient, RestKubeClient, settingsFromEnv } from "@quarry/kube";
 import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { installQuarryApi } from "../e2e/controlplane/install.ts";
 import { adminClient } from "../e2e/harness/env.ts";
@@ -191,13 +191,15 @@ try {
   const tracker = new Tracker();
   const watchStats = { restarts: 0 };
   watchLoop = watchRequests(
-    KubeClient.fromEnvironment(cp.adminKubeconfig),
+    RestKubeClient.fromEnvironment(cp.adminKubeconfig),
     scn.namespace,
     tracker,
     watchStop.signal,
     watchStats,
   );
-  const clients = Array.from({ length: CONCURRENCY }, () => KubeClient.fromEnvironment(cp!.adminKubeconfig));
+  const clients = Array.from({ length: CONCURRENCY }, () =>
+    RestKubeClient.fromEnvironment(cp!.adminKubeconfig),
+  );
   const clientStats = { retries: 0 };
 
   if (WARMUP > 0) {

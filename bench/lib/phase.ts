@@ -2,7 +2,7 @@
 // batch that is discarded, then the measured batch, with the CPU, API calls,
 // log lines and /metrics of the services around it. The caller starts and
 // stops the services; a benchmark may run several phases on one control plane.
-import { errorMessage, KubeClient } from "@quarry/kube";
+import { errorMessage, type KubeClient, RestKubeClient } from "@quarry/kube";
 import type { ControlPlane } from "../../e2e/controlplane/controlplane.ts";
 import type { RunningService } from "../../e2e/harness/service.ts";
 import { diffCounts, requestCounts } from "./apiserver.ts";
@@ -140,7 +140,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
     listed = resolve;
   });
   const watchLoop = watchRequests(
-    KubeClient.fromEnvironment(cp.adminKubeconfig),
+    RestKubeClient.fromEnvironment(cp.adminKubeconfig),
     namespace,
     tracker,
     watchStop.signal,
@@ -151,7 +151,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
     // a request created (and even finished) before the watch's starting point would never be seen
     await Promise.race([watching, watchLoop]);
     const clients = Array.from({ length: opts.concurrency }, () =>
-      KubeClient.fromEnvironment(cp.adminKubeconfig),
+      RestKubeClient.fromEnvironment(cp.adminKubeconfig),
     );
     const batchOf = (prefix: string, n: number) =>
       runBatch({ clients, prefix, n, tracker, signal, send: opts.send, closedLoop: opts.closedLoop });

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { KubeClient } from "@quarry/kube";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
 
 export interface KubeContext {
   client: KubeClient;
@@ -22,7 +22,7 @@ export function kubeContext(opts: {
       "no kubeconfig: set KUBECONFIG or pass --kubeconfig (for a throwaway cluster: quarry demo --keep)",
     );
   }
-  const client = KubeClient.fromEnvironment(opts.kubeconfig);
+  const client = RestKubeClient.fromEnvironment(opts.kubeconfig);
   const kc = client.kubeConfig;
   const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
   return { client, namespace: opts.namespace || contextNamespace || "default" };

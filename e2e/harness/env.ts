@@ -1,6 +1,6 @@
 // What an e2e test file gets from the runner (e2e/run.ts): the shared control
 // plane's address and admin credentials, through the environment.
-import { KubeClient } from "@quarry/kube";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import type { ControlPlaneInfo } from "./identity.ts";
 
 export interface SharedControlPlane extends ControlPlaneInfo {
@@ -19,5 +19,5 @@ export function sharedControlPlane(): SharedControlPlane {
 }
 
 export function adminClient(cp: SharedControlPlane = sharedControlPlane()): KubeClient {
-  return KubeClient.fromEnvironment(cp.adminKubeconfig);
+  return RestKubeClient.fromEnvironment(cp.adminKubeconfig);
 }

@@ -3,7 +3,7 @@
 // real service-account token, so tests exercise exactly the shipped RBAC.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KubeClient } from "@quarry/kube";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import yaml from "js-yaml";
 import { kubeconfigFor } from "../controlplane/controlplane.ts";
 import { applyObject } from "./apply.ts";
@@ -91,7 +91,7 @@ export async function createServiceIdentity(
   const token = (tr as unknown as { status: { token: string } }).status.token;
   const kubeconfig = join(cp.dir, `${service}-${namespace}.kubeconfig`);
   writeFileSync(kubeconfig, kubeconfigFor(cp.server, cp.caFile, `${service}@${namespace}`, token));
-  return { serviceAccount: sa, namespace, kubeconfig, client: KubeClient.fromEnvironment(kubeconfig) };
+  return { serviceAccount: sa, namespace, kubeconfig, client: RestKubeClient.fromEnvironment(kubeconfig) };
 }
 
 /** Removes the cluster-scoped binding made for `namespace` (namespace deletion removes the rest). */

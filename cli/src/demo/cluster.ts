@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeClient } from "@quarry/kube";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import { type ControlPlane, startControlPlane } from "../../../e2e/controlplane/controlplane.ts";
 import { installQuarryApi, installTektonCrds } from "../../../e2e/controlplane/install.ts";
 import { applyObject } from "../../../e2e/harness/apply.ts";
@@ -45,7 +45,7 @@ export async function startDemoCluster(
   const dir = mkdtempSync(join(tmpdir(), "quarry-demo-"));
   const cp = await startCleanly(dir, n, teardown);
   signal.throwIfAborted();
-  const admin = KubeClient.fromEnvironment(cp.adminKubeconfig);
+  const admin = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
 
   await n.step(
     "installing Quarry's API (ResolutionRequest CRD, admission policies) and stand-ins for Tekton's CRDs",

@@ -1,8 +1,10 @@
-// A small generic REST client over @kubernetes/client-node's KubeConfig: the
-// library handles kubeconfig/in-cluster loading and authentication; this file
-// adds what controllers need and the generated clients make awkward: any
-// resource and subresource by path, JSON merge patch, and watches as async
-// generators with an AbortSignal.
+// The API client the runtime, the CLI and tests share, as an interface
+// (KubeClient) so tests can run controllers against FakeKubeClient, and its
+// HTTP implementation: a small generic REST client over
+// @kubernetes/client-node's KubeConfig. The library handles kubeconfig/in-cluster
+// loading and authentication; this file adds what controllers need and the
+// generated clients make awkward: any resource and subresource by path, JSON
+// merge patch, and watches as async generators with an AbortSignal.
 import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
 import type { ObjectMeta } from "@quarry/api";
 import { type Dispatcher, fetch } from "undici";
@@ -41,7 +43,7 @@ export interface WatchOptions extends ListOptions {
   allowWatchBookmarks?: boolean;
 }
 
-interface RequestOptions {
+export interface RequestOptions {
   body?: unknown;
   contentType?: string;
   query?: Record<string, string | number | boolean | undefined>;
@@ -62,7 +64,52 @@ interface Auth {
 /** How long authentication material is reused before re-reading (rotated tokens). */
 const AUTH_TTL_MS = 60_000;
 
-export class KubeClient {
+/** What controllers and tools need from the apiserver; every write is one API call. */
+export interface KubeClient {
+  /** Any path (discovery, raw lists); the response body parsed as JSON (undefined when empty). */
+  request<T>(method: string, path: string, opts?: RequestOptions): Promise<T>;
+  get<T extends KubeObject>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<T>;
+  list<T extends KubeObject>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    opts?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<ObjectList<T>>;
+  /** POST to the collection, or to a subresource of `subresourceOf.name` (e.g. serviceaccounts/token). */
+  create<T extends KubeObject>(
+    rt: ResourceType,
+    obj: T,
+    subresourceOf?: { name: string; subresource: string },
+  ): Promise<T>;
+  /** RFC 7386 merge patch (never strategic merge: custom resources do not support it). */
+  mergePatch<T extends KubeObject>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T>;
+  replace<T extends KubeObject>(rt: ResourceType, obj: T, subresource?: string): Promise<T>;
+  delete(rt: ResourceType, namespace: string | undefined, name: string, body?: unknown): Promise<void>;
+  /**
+   * One watch request. It ends when the server closes the stream or the
+   * signal aborts; errors (including HTTP 410) are thrown.
+   */
+  watch<T>(
+    rt: ResourceType,
+    namespace: string | undefined,
+    opts: WatchOptions,
+    signal: AbortSignal,
+  ): AsyncGenerator<WatchEvent<T>>;
+}
+
+/** KubeClient over HTTP, authenticated by a KubeConfig. */
+export class RestKubeClient implements KubeClient {
   readonly kubeConfig: KubeConfig;
   readonly server: string;
   private auth: Promise<Auth> | undefined;
@@ -75,11 +122,11 @@ export class KubeClient {
   }
 
   /** KUBECONFIG / ~/.kube/config, or the in-cluster service account. */
-  static fromEnvironment(kubeconfigPath?: string): KubeClient {
+  static fromEnvironment(kubeconfigPath?: string): RestKubeClient {
     const kc = new KubeConfig();
     if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
     else kc.loadFromDefault();
-    return new KubeClient(kc);
+    return new RestKubeClient(kc);
   }
 
   private async authentication(): Promise<Auth> {
@@ -166,7 +213,6 @@ export class KubeClient {
     return this.request<T>("POST", path, { body: obj });
   }
 
-  /** RFC 7386 merge patch (never strategic merge: custom resources do not support it). */
   mergePatch<T extends KubeObject>(
     rt: ResourceType,
     namespace: string | undefined,
@@ -190,11 +236,7 @@ export class KubeClient {
     await this.request("DELETE", resourcePath(rt, namespace, name), { body });
   }
 
-  /**
-   * One watch request as an async generator. It ends when the server closes
-   * the stream or the signal aborts; errors (including HTTP 410) are thrown.
-   * Restarting, relisting and stall detection are the informer's job.
-   */
+  /** Restarting, relisting and stall detection are the informer's job, not this stream's. */
   async *watch<T>(
     rt: ResourceType,
     namespace: string | undefined,

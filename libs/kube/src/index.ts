@@ -1,5 +1,15 @@
 export { ExponentialBackoff, RetryDelay } from "./backoff.ts";
-export { KubeClient, type KubeObject, type ListOptions, type ObjectList, type WatchEvent } from "./client.ts";
+export {
+  type KubeClient,
+  type KubeObject,
+  type ListOptions,
+  type ObjectList,
+  type RequestOptions,
+  RestKubeClient,
+  type WatchEvent,
+  type WatchEventType,
+  type WatchOptions,
+} from "./client.ts";
 export { type Clock, FakeClock, realClock } from "./clock.ts";
 export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
 export { configDuration, configPattern, configPatterns } from "./config-values.ts";
@@ -16,6 +26,15 @@ export {
   transientRetryAfter,
 } from "./errors.ts";
 export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
+export {
+  type FakeAction,
+  type FakeCall,
+  FakeKubeClient,
+  type FakeKubeClientOptions,
+  type FakeReactor,
+  type FakeVerb,
+  type FakeWriteVerb,
+} from "./fake-client.ts";
 export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
 export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./owners.ts";

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { KubeConfig } from "@kubernetes/client-node";
 import { createLogger } from "@quarry/observability";
-import { KubeClient, type KubeObject } from "./client.ts";
+import { type KubeObject, RestKubeClient } from "./client.ts";
 import { Informer } from "./informer.ts";
 import { configMaps } from "./resources.ts";
 
@@ -33,7 +33,7 @@ after(() => {
   for (const s of servers) s.close();
 });
 
-async function fakeApiserver(api: FakeApi): Promise<KubeClient> {
+async function fakeApiserver(api: FakeApi): Promise<RestKubeClient> {
   const srv = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://x");
     lastPath = url.pathname;
@@ -70,7 +70,7 @@ async function fakeApiserver(api: FakeApi): Promise<KubeClient> {
     contexts: [{ name: "x", cluster: "c", user: "u" }],
     currentContext: "x",
   });
-  return new KubeClient(kc);
+  return new RestKubeClient(kc);
 }
 
 function until(check: () => boolean, ms = 5000): Promise<void> {

@@ -13,7 +13,7 @@ import {
   startOpsServer,
 } from "@quarry/observability";
 import type { ExponentialBackoff } from "./backoff.ts";
-import { KubeClient, type KubeObject } from "./client.ts";
+import { type KubeClient, type KubeObject, RestKubeClient } from "./client.ts";
 import { LiveConfig } from "./config.ts";
 import { Controller, type Reconciler } from "./controller.ts";
 import { KubeEventRecorder } from "./events.ts";
@@ -67,7 +67,7 @@ export class ServiceRuntime {
     this.log = createLogger({ service });
     setupTracing(service);
     this.metrics = setupMetrics(service);
-    this.client = client ?? KubeClient.fromEnvironment();
+    this.client = client ?? RestKubeClient.fromEnvironment();
     this.recorder = new KubeEventRecorder(this.client, service, this.log);
     const depth = this.metrics.meter.createObservableGauge("quarry_workqueue_depth", {
       description: "Keys waiting in a controller's work queue",
