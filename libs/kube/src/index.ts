@@ -39,6 +39,7 @@ export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
 export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./owners.ts";
 export { changedFields, lockedMergePatch, patchStatus } from "./patch.ts";
+export { type QueueOwner, workQueueMetrics } from "./queue-metrics.ts";
 export {
   apiVersionOf,
   configMaps,
@@ -51,4 +52,4 @@ export {
 } from "./resources.ts";
 export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
 export { parseSize } from "./size.ts";
-export { runWorkers, WorkQueue } from "./workqueue.ts";
+export { runWorkers, WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";

@@ -18,8 +18,9 @@ import { LiveConfig } from "./config.ts";
 import { Controller, type Reconciler } from "./controller.ts";
 import { KubeEventRecorder } from "./events.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
+import { workQueueMetrics } from "./queue-metrics.ts";
 import type { ResourceType } from "./resources.ts";
-import { WorkQueue } from "./workqueue.ts";
+import { WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -60,6 +61,7 @@ export class ServiceRuntime {
   /** Aborted when shutdown starts: long operations (fetches) stop so the drain stays short. */
   readonly stopping: AbortSignal = this.stopController.signal;
   private readonly controllers: Controller[] = [];
+  private readonly queueMetrics: (controller: string) => WorkQueueMetrics;
 
   constructor(service: string, settings: RuntimeSettings = settingsFromEnv(), client?: KubeClient) {
     this.service = service;
@@ -69,12 +71,7 @@ export class ServiceRuntime {
     this.metrics = setupMetrics(service);
     this.client = client ?? RestKubeClient.fromEnvironment();
     this.recorder = new KubeEventRecorder(this.client, service, this.log);
-    const depth = this.metrics.meter.createObservableGauge("quarry_workqueue_depth", {
-      description: "Keys waiting in a controller's work queue",
-    });
-    depth.addCallback((result) => {
-      for (const c of this.controllers) result.observe(c.queue.depth(), { controller: c.name });
-    });
+    this.queueMetrics = workQueueMetrics(this.metrics.meter, () => this.controllers);
   }
 
   informer<T extends KubeObject>(rt: ResourceType, opts: Omit<InformerOptions, "log"> = {}): Informer<T> {
@@ -110,7 +107,7 @@ export class ServiceRuntime {
     reconciler: Reconciler,
     opts: { concurrency?: number; backoff?: ExponentialBackoff } = {},
   ): Controller {
-    const queue = new WorkQueue({ backoff: opts.backoff });
+    const queue = new WorkQueue({ backoff: opts.backoff, metrics: this.queueMetrics(name) });
     const c = new Controller({
       name,
       reconciler,

@@ -11,6 +11,23 @@ export interface WorkQueueOptions {
    * operation, so a key that is handed straight to a waiting worker does not produce 1 then 0.
    */
   onDepth?: (depth: number) => void;
+  /** Receives client-go's workqueue measurements; see WorkQueueMetrics. */
+  metrics?: WorkQueueMetrics;
+}
+
+/**
+ * Plain callbacks for queue metrics, so this file needs no metrics library (ServiceRuntime binds
+ * them to OpenTelemetry instruments). Semantics follow client-go's workqueue metrics.
+ */
+export interface WorkQueueMetrics {
+  /** A key entered the queue (or was marked to re-run while processing); deduplicated adds don't count. */
+  add(): void;
+  /** Seconds a key waited from its first add until a worker got it. */
+  queueDuration(seconds: number): void;
+  /** Seconds a worker held a key (get until done). */
+  workDuration(seconds: number): void;
+  /** A failed key was re-added with backoff (addRateLimited). */
+  retry(): void;
 }
 
 type Lane = "fast" | "slow";
@@ -35,11 +52,15 @@ export class WorkQueue {
   private readonly clock: Clock;
   private readonly backoff: ExponentialBackoff;
   private readonly onDepth: ((depth: number) => void) | undefined;
+  private readonly metrics: WorkQueueMetrics | undefined;
 
   // Sets keep insertion order (FIFO) and allow O(1) removal for slow→fast promotion.
   private readonly fast = new Set<string>();
   private readonly slow = new Set<string>();
-  private readonly processing = new Set<string>();
+  // Keys being processed, with the time a worker got them (work duration, unfinished work).
+  private readonly processing = new Map<string, number>();
+  // When each queued or dirty key was first added, for the queue-duration metric.
+  private readonly addedAt = new Map<string, number>();
   // Keys added while processing, with the lane to re-queue them in once done.
   private readonly dirty = new Map<string, Lane>();
   private readonly delayed = new Map<string, Delayed>();
@@ -52,6 +73,7 @@ export class WorkQueue {
     this.clock = options.clock ?? realClock;
     this.backoff = options.backoff ?? new ExponentialBackoff();
     this.onDepth = options.onDepth;
+    this.metrics = options.metrics;
   }
 
   /** Queues `key` in the fast lane (fresh watch events, retries). Promotes it if it waits in the slow lane. */
@@ -92,6 +114,7 @@ export class WorkQueue {
   /** Records a failure for `key` and re-adds it after its backoff delay (or `atLeastMs`, if longer). */
   addRateLimited(key: string, atLeastMs = 0): void {
     if (this.shuttingDown) return;
+    this.metrics?.retry();
     this.addAfter(key, Math.max(this.backoff.next(key), atLeastMs));
   }
 
@@ -123,11 +146,15 @@ export class WorkQueue {
 
   /** Marks `key` finished; re-queues it if it was added meanwhile. Unknown keys are ignored. */
   done(key: string): void {
-    if (!this.processing.delete(key)) return;
+    const started = this.processing.get(key);
+    if (started === undefined) return;
+    this.processing.delete(key);
+    this.metrics?.workDuration(this.secondsSince(started));
     const lane = this.dirty.get(key);
     if (lane !== undefined) {
       this.dirty.delete(key);
-      this.enqueue(key, lane);
+      // Not enqueue(): the add was counted (and timed) when the key was marked dirty.
+      (lane === "fast" ? this.fast : this.slow).add(key);
     }
     this.settle();
   }
@@ -145,6 +172,7 @@ export class WorkQueue {
     this.fast.clear();
     this.slow.clear();
     this.dirty.clear();
+    this.addedAt.clear();
     const waiters = this.waiters.splice(0);
     for (const w of waiters) w(undefined);
     this.settle();
@@ -175,10 +203,27 @@ export class WorkQueue {
     return this.delayed.size;
   }
 
+  /**
+   * Work in flight, as client-go's unfinished-work gauges: seconds all current keys have been
+   * processing in total, and the longest any one has. A stuck reconcile shows up here long
+   * before its work duration is ever recorded.
+   */
+  unfinishedWork(): { totalSeconds: number; longestSeconds: number } {
+    let totalSeconds = 0;
+    let longestSeconds = 0;
+    for (const started of this.processing.values()) {
+      const s = this.secondsSince(started);
+      totalSeconds += s;
+      longestSeconds = Math.max(longestSeconds, s);
+    }
+    return { totalSeconds, longestSeconds };
+  }
+
   private enqueue(key: string, lane: Lane): void {
     if (this.shuttingDown) return;
     if (this.processing.has(key)) {
       // Never give a key to a second worker; remember it instead. Fast wins over slow.
+      if (!this.dirty.has(key)) this.counted(key);
       if (lane === "fast" || !this.dirty.has(key)) this.dirty.set(key, lane);
       return;
     }
@@ -186,9 +231,22 @@ export class WorkQueue {
     if (this.slow.has(key)) {
       if (lane === "slow") return;
       // A fresh event for a key that only waits for resync must not wait behind the resync storm.
+      // Still the same add (its wait started in the slow lane), so not counted again.
       this.slow.delete(key);
+    } else {
+      this.counted(key);
     }
     (lane === "fast" ? this.fast : this.slow).add(key);
+  }
+
+  private counted(key: string): void {
+    if (!this.metrics) return;
+    this.metrics.add();
+    if (!this.addedAt.has(key)) this.addedAt.set(key, this.clock.now());
+  }
+
+  private secondsSince(ms: number): number {
+    return Math.max(0, this.clock.now() - ms) / 1000;
   }
 
   private take(): string | undefined {
@@ -197,7 +255,13 @@ export class WorkQueue {
     if (first.done === true) return undefined;
     const key = first.value;
     lane.delete(key);
-    this.processing.add(key);
+    const now = this.clock.now();
+    this.processing.set(key, now);
+    const added = this.addedAt.get(key);
+    if (added !== undefined) {
+      this.addedAt.delete(key);
+      this.metrics?.queueDuration(Math.max(0, now - added) / 1000);
+    }
     return key;
   }
 
