@@ -1,0 +1,144 @@
+// Performs what plan.ts decides for one run: status writes under optimistic
+// locking (recomputed from the latest object on conflict), the author's
+// reconcile, the task's cleanup, Events. One reconciler per flavour (Run,
+// CustomRun), since both may hold a run of the same name.
+import { type AnyRun, isDone, type ResolutionRequest, runView as runViewOf } from "@quarry/api";
+import {
+  changedFields,
+  type EventRecorder,
+  errorMessage,
+  type KubeClient,
+  lockedMergePatch,
+  type ReconcileOutcome,
+  type Reconciler,
+} from "@quarry/kube";
+import type { Logger } from "@quarry/observability";
+import { requestResolution } from "@quarry/requester";
+import { applyStep, planRun, type RunPlan, type StatusWrite } from "./plan.ts";
+import { refOutcome, remoteRequest } from "./remote.ts";
+import type { CustomTask, RefOutcome, TaskContext } from "./task.ts";
+
+export interface Lister<T> {
+  get(namespace: string | undefined, name: string): T | undefined;
+  getByKey(key: string): T | undefined;
+}
+
+export interface TaskReconcilerDeps {
+  task: CustomTask;
+  client: KubeClient;
+  runs: Lister<AnyRun>;
+  requests: Lister<ResolutionRequest>;
+  recorder: EventRecorder;
+  log: Logger;
+  defaultTimeoutMs: () => number;
+  stopping: AbortSignal;
+  now?: () => number;
+}
+
+/** A run's state can move on after a write (started → running); bound how far one reconcile goes. */
+const MAX_STEPS_PER_RECONCILE = 4;
+
+export class TaskReconciler implements Reconciler {
+  private readonly deps: TaskReconcilerDeps;
+
+  constructor(deps: TaskReconcilerDeps) {
+    this.deps = deps;
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
+    let run = this.deps.runs.getByKey(key);
+    for (let step = 0; run && step < MAX_STEPS_PER_RECONCILE; step++) {
+      const plan = planRun(run, this.deps.task, this.world());
+      if (plan.type === "skip") return undefined;
+      const write = plan.type === "write" ? plan.write : await this.invoke(run, plan);
+      const written = await this.write(run, write);
+      if (write.stop) await this.stopTask(run, plan, write.stop);
+      if (!written) return undefined; // gone, or done elsewhere meanwhile
+      if (write.requeueAfterMs !== 0) {
+        return write.requeueAfterMs === undefined ? undefined : { requeueAfterMs: write.requeueAfterMs };
+      }
+      run = written;
+    }
+    return run && !isDone(run) ? { requeueAfterMs: 0 } : undefined;
+  }
+
+  private world() {
+    return { now: this.now(), defaultTimeoutMs: this.deps.defaultTimeoutMs() };
+  }
+
+  private context(run: AnyRun, plan: Extract<RunPlan, { type: "invoke" }>): TaskContext {
+    return {
+      run,
+      view: runViewOf(run),
+      params: plan.params,
+      now: this.now(),
+      startedAt: plan.startedAt,
+      attempt: (run.status?.retriesStatus?.length ?? 0) + 1,
+      timeoutMs: plan.timeoutMs,
+      resolvedRef: () => this.resolvedRef(run),
+      log: this.deps.log.child({ run: `${run.metadata.namespace}/${run.metadata.name}`, kind: run.kind }),
+      signal: this.deps.stopping,
+    };
+  }
+
+  private async invoke(run: AnyRun, plan: Extract<RunPlan, { type: "invoke" }>): Promise<StatusWrite> {
+    const step = await this.deps.task.reconcile(this.context(run, plan));
+    return applyStep(run, step, this.now(), plan.remainingMs);
+  }
+
+  /** The run's remote definition: from the informer, else created (or adopted) by its deterministic name. */
+  async resolvedRef(run: AnyRun): Promise<RefOutcome> {
+    const remote = remoteRequest(run);
+    if (remote.type === "none") return { state: "none" };
+    if (remote.type === "invalid")
+      return { state: "failed", request: "", reason: "InvalidResolver", message: remote.message };
+    const cached = this.deps.requests.get(remote.input.namespace, remote.name);
+    return refOutcome(cached ?? (await requestResolution(this.deps.client, remote.input)));
+  }
+
+  /** Writes the change if the run still needs it; undefined when gone, done or changed elsewhere. */
+  private async write(run: AnyRun, write: StatusWrite): Promise<AnyRun | undefined> {
+    let superseded = false;
+    const written = await lockedMergePatch(
+      this.deps.client,
+      runViewOf(run).resource,
+      run,
+      (latest) => {
+        // a state decided elsewhere (another replica, the enforcer) or a new spec (a cancel) wins:
+        // the watch event it caused reconciles the run again from there
+        if (isDone(latest) || latest.metadata.generation !== run.metadata.generation) {
+          superseded = true;
+          return undefined;
+        }
+        superseded = false;
+        const changes = changedFields(
+          latest.status as Record<string, unknown> | undefined,
+          write.change as Record<string, unknown>,
+        );
+        return changes ? { status: changes } : undefined;
+      },
+      { subresource: "status" },
+    );
+    if (superseded) return undefined;
+    if (written && write.event)
+      this.deps.recorder.record(written, write.event.type, write.event.reason, write.event.message);
+    return written ?? run;
+  }
+
+  private async stopTask(run: AnyRun, plan: RunPlan, why: "cancelled" | "timedOut"): Promise<void> {
+    if (!this.deps.task.stop) return;
+    const invoke: Extract<RunPlan, { type: "invoke" }> =
+      plan.type === "invoke"
+        ? plan
+        : { type: "invoke", params: {}, startedAt: this.now(), timeoutMs: 0, remainingMs: undefined };
+    try {
+      await this.deps.task.stop(this.context(run, invoke), why);
+    } catch (err) {
+      this.deps.log.warn({ run: run.metadata.name, err: errorMessage(err) }, "task cleanup failed");
+    }
+  }
+}
