@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { loadAll } from "js-yaml";
 import { generatedFiles, lifecycleWritesPolicy, resolutionRequestCrd, resolverLabelPolicy } from "./crds.ts";
 import { CRDS_DIR, staleFiles } from "./gen-crds.ts";
+import { customRunCrd, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 
 test("committed CRD files match the generator (run `node libs/api/src/gen-crds.ts`)", () => {
@@ -31,6 +32,17 @@ test("the YAML parses back to the objects", () => {
     ...resolverLabelPolicy(),
     ...lifecycleWritesPolicy(),
   ]);
+  assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/runs.tekton.dev.yaml`] ?? ""), [runCrd()]);
+  assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/customruns.tekton.dev.yaml`] ?? ""), [customRunCrd()]);
+});
+
+test("the optional run CRDs are generated apart, where an installer of libs/api/crds/*.yaml skips them", () => {
+  const names = Object.keys(generatedFiles());
+  assert.deepEqual(
+    names.filter((n) => n.includes("/")),
+    [`${RUN_CRDS_SUBDIR}/runs.tekton.dev.yaml`, `${RUN_CRDS_SUBDIR}/customruns.tekton.dev.yaml`],
+  );
+  assert.ok(names.filter((n) => !n.includes("/")).every((n) => !n.includes("runs.tekton.dev")));
 });
 
 // The apiserver's structural-schema rule: every node has a type, except preserve-unknown-fields nodes.
@@ -58,4 +70,81 @@ test("the CRD schema is structural and serves v1beta1 only", () => {
     v?.additionalPrinterColumns?.map((c) => c.name),
     ["Succeeded", "Reason", "Resolver", "Age"],
   );
+});
+
+test("the run CRDs are structural, serve one version each, with status subresource, columns and categories", () => {
+  for (const [crd, version] of [
+    [runCrd(), "v1alpha1"],
+    [customRunCrd(), "v1beta1"],
+  ] as const) {
+    assert.equal(crd.spec.group, "tekton.dev");
+    assert.deepEqual(crd.spec.names.categories, ["tekton", "tekton-pipelines"]);
+    assert.equal(crd.spec.versions.length, 1);
+    const [v] = crd.spec.versions;
+    assert.equal(v?.name, version);
+    assert.equal(v?.served && v.storage, true);
+    assert.deepEqual(v?.subresources, { status: {} });
+    assert.deepEqual(untypedNodes(v!.schema.openAPIV3Schema, ""), []);
+    assert.deepEqual(
+      v?.additionalPrinterColumns?.map((c) => c.name),
+      ["Succeeded", "Reason", "Kind", "StartTime", "CompletionTime"],
+    );
+  }
+  assert.equal(runCrd().metadata.name, "runs.tekton.dev");
+  assert.equal(customRunCrd().metadata.name, "customruns.tekton.dev");
+});
+
+/** Every CEL rule in a schema, with the path of the node it sits on. */
+function celRules(schema: JSONSchemaProps, path: string): { path: string; rule: string }[] {
+  const here = (schema["x-kubernetes-validations"] ?? []).map((v) => ({ path, rule: v.rule }));
+  const children = Object.entries(schema.properties ?? {}).flatMap(([k, v]) => celRules(v, `${path}.${k}`));
+  const items = schema.items ? celRules(schema.items, `${path}[]`) : [];
+  return [...here, ...children, ...items];
+}
+
+test("the run CRDs carry the CEL rules: one of ref/spec, statusMessage with status, unique params", () => {
+  const unique = "self.all(p, self.exists_one(q, q.name == p.name))";
+  const statusMessage =
+    "!has(self.statusMessage) || size(self.statusMessage) == 0 || (has(self.status) && size(self.status) > 0)";
+  assert.deepEqual(celRules(runCrd().spec.versions[0]!.schema.openAPIV3Schema, ""), [
+    { path: ".spec", rule: "has(self.ref) || has(self.spec)" },
+    { path: ".spec", rule: "!(has(self.ref) && has(self.spec))" },
+    { path: ".spec", rule: statusMessage },
+    { path: ".spec.ref.params", rule: unique },
+    { path: ".spec.params", rule: unique },
+  ]);
+  assert.deepEqual(celRules(customRunCrd().spec.versions[0]!.schema.openAPIV3Schema, ""), [
+    { path: ".spec", rule: "has(self.customRef) || has(self.customSpec)" },
+    { path: ".spec", rule: "!(has(self.customRef) && has(self.customSpec))" },
+    { path: ".spec", rule: statusMessage },
+    { path: ".spec.customRef.params", rule: unique },
+    { path: ".spec.params", rule: unique },
+  ]);
+});
+
+/** What the apiserver's CEL cost estimator needs: every list and string a rule walks has a bound. */
+function unboundedUnderRules(schema: JSONSchemaProps, path: string, underRule: boolean): string[] {
+  const walked = underRule || (schema["x-kubernetes-validations"]?.length ?? 0) > 0;
+  const here =
+    walked &&
+    ((schema.type === "array" && schema.maxItems === undefined) ||
+      (schema.type === "string" && schema.maxLength === undefined && schema.enum === undefined))
+      ? [path]
+      : [];
+  // a rule on a node can reach its descendants, so they count as walked too
+  const children = Object.entries(schema.properties ?? {}).flatMap(([k, v]) =>
+    unboundedUnderRules(v, `${path}.${k}`, walked),
+  );
+  const items = schema.items ? unboundedUnderRules(schema.items, `${path}[]`, walked) : [];
+  return [...here, ...children, ...items];
+}
+
+test("lists and strings the run CRDs' param rules walk are bounded", () => {
+  for (const crd of [runCrd(), customRunCrd()]) {
+    const spec = crd.spec.versions[0]!.schema.openAPIV3Schema.properties!.spec!;
+    const ref = spec.properties!.ref ?? spec.properties!.customRef!;
+    for (const params of [spec.properties!.params!, ref.properties!.params!]) {
+      assert.deepEqual(unboundedUnderRules(params, "params", false), []);
+    }
+  }
 });

@@ -33,8 +33,8 @@ function main(argv: readonly string[]): number {
     );
     return 1;
   }
-  mkdirSync(CRDS_DIR, { recursive: true });
   for (const [name, content] of Object.entries(generatedFiles())) {
+    mkdirSync(dirname(join(CRDS_DIR, name)), { recursive: true });
     writeFileSync(join(CRDS_DIR, name), content);
     console.log(`wrote ${relative(process.cwd(), join(CRDS_DIR, name))}`);
   }

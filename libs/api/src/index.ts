@@ -9,6 +9,8 @@ export * from "./labels.ts";
 export * from "./naming.ts";
 export * from "./reasons.ts";
 export * from "./resources.ts";
+export * from "./run-crds.ts";
+export * from "./run-schemas.ts";
 export * from "./runs.ts";
 export type * from "./schema-types.ts";
 export * from "./schemas.ts";

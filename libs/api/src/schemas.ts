@@ -17,55 +17,86 @@ export const MAX_CONDITIONS = 16;
 
 export const PARAM_VALUE_MESSAGE = "must be a string, an array of strings, or an object of strings";
 
-const stringMap = (description: string): JSONSchemaProps => ({
+export const stringMapSchema = (description: string): JSONSchemaProps => ({
   type: "object",
   description,
   additionalProperties: { type: "string" },
 });
 
-const refSource = (description: string): JSONSchemaProps => ({
+export const refSourceSchema = (description: string): JSONSchemaProps => ({
   type: "object",
   description,
   properties: {
     uri: { type: "string", description: "Where the content came from, e.g. git+https://host/repo.git." },
-    digest: stringMap('Algorithm to hex digest, e.g. {"sha1": "<hex>"}.'),
+    digest: stringMapSchema('Algorithm to hex digest, e.g. {"sha1": "<hex>"}.'),
     entryPoint: { type: "string", description: "Path or name inside the source." },
   },
 });
+
+/**
+ * A list of Tekton params ({name, value}; value a string, an array or an object of strings),
+ * with unique names. Shared by ResolutionRequest's spec and a run's params and ref params.
+ * `maxItems` bounds the CEL uniqueness rule's O(n²) cost.
+ */
+export function paramListSchema(description: string, maxItems: number = MAX_PARAMS): JSONSchemaProps {
+  return {
+    type: "array",
+    description,
+    maxItems,
+    "x-kubernetes-list-type": "atomic",
+    items: {
+      type: "object",
+      required: ["name", "value"],
+      properties: {
+        name: { type: "string", minLength: 1, maxLength: MAX_PARAM_NAME_LENGTH },
+        value: {
+          description: "A string, an array of strings, or an object of strings.",
+          "x-kubernetes-preserve-unknown-fields": true,
+        },
+      },
+    },
+    "x-kubernetes-validations": [
+      {
+        rule: "self.all(p, self.exists_one(q, q.name == p.name))",
+        message: "param names must be unique",
+        // No reason: FieldValueDuplicate would make the apiserver print `Duplicate value: "array"`
+        // and drop this message.
+      },
+    ],
+  };
+}
+
+/** Knative-style conditions (what Tekton writes), one per type. */
+export function conditionsSchema(description: string): JSONSchemaProps {
+  return {
+    type: "array",
+    description,
+    maxItems: MAX_CONDITIONS,
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
+    items: {
+      type: "object",
+      required: ["type", "status"],
+      properties: {
+        type: { type: "string" },
+        status: { type: "string", enum: ["True", "False", "Unknown"] },
+        reason: { type: "string" },
+        message: { type: "string" },
+        lastTransitionTime: { type: "string", format: "date-time" },
+        severity: { type: "string" },
+      },
+    },
+  };
+}
 
 export function resolutionRequestSpecSchema(): JSONSchemaProps {
   return {
     type: "object",
     description: "What to resolve: params for the resolver named by the resolution.tekton.dev/type label.",
     properties: {
-      params: {
-        type: "array",
-        description: "Runtime parameters for the resolver. Names are unique.",
-        maxItems: MAX_PARAMS,
-        "x-kubernetes-list-type": "atomic",
-        items: {
-          type: "object",
-          required: ["name", "value"],
-          properties: {
-            name: { type: "string", minLength: 1, maxLength: MAX_PARAM_NAME_LENGTH },
-            value: {
-              description: "A string, an array of strings, or an object of strings.",
-              "x-kubernetes-preserve-unknown-fields": true,
-            },
-          },
-        },
-      },
+      params: paramListSchema("Runtime parameters for the resolver. Names are unique."),
       url: { type: "string", description: "A URL naming the resource to resolve (alpha in Tekton)." },
     },
-    "x-kubernetes-validations": [
-      {
-        rule: "!has(self.params) || self.params.all(p, self.params.exists_one(q, q.name == p.name))",
-        message: "param names must be unique",
-        // No reason: FieldValueDuplicate would make the apiserver print `Duplicate value: "object"`
-        // and drop this message.
-        fieldPath: ".params",
-      },
-    ],
   };
 }
 
@@ -74,30 +105,12 @@ export function resolutionRequestStatusSchema(): JSONSchemaProps {
     type: "object",
     description: "Outcome of the request.",
     properties: {
-      conditions: {
-        type: "array",
-        description: "Succeeded: Unknown while resolving, then True or False.",
-        maxItems: MAX_CONDITIONS,
-        "x-kubernetes-list-type": "map",
-        "x-kubernetes-list-map-keys": ["type"],
-        items: {
-          type: "object",
-          required: ["type", "status"],
-          properties: {
-            type: { type: "string" },
-            status: { type: "string", enum: ["True", "False", "Unknown"] },
-            reason: { type: "string" },
-            message: { type: "string" },
-            lastTransitionTime: { type: "string", format: "date-time" },
-            severity: { type: "string" },
-          },
-        },
-      },
+      conditions: conditionsSchema("Succeeded: Unknown while resolving, then True or False."),
       observedGeneration: { type: "integer", format: "int64" },
-      annotations: stringMap("Resolver metadata, and Quarry's finer reason under quarry.dev/reason."),
+      annotations: stringMapSchema("Resolver metadata, and Quarry's finer reason under quarry.dev/reason."),
       data: { type: "string", description: "Base64 (standard) of the resolved bytes." },
-      refSource: refSource("Where the resolved content came from."),
-      source: refSource("Deprecated mirror of refSource, for old clients."),
+      refSource: refSourceSchema("Where the resolved content came from."),
+      source: refSourceSchema("Deprecated mirror of refSource, for old clients."),
     },
   };
 }

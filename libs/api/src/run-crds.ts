@@ -1,0 +1,76 @@
+// CRDs of Tekton's custom-task runs as Quarry ships them: runs.tekton.dev
+// (v1alpha1) and customruns.tekton.dev (v1beta1), with the schemas of
+// run-schemas.ts. Installing them is optional: a cluster running Tekton
+// Pipelines already has customruns.tekton.dev (and, before Tekton v0.47,
+// runs.tekton.dev), and Quarry works on those unchanged.
+import type { CustomResourceDefinition, PrinterColumn } from "./crds.ts";
+import { runSchema } from "./run-schemas.ts";
+import { customRuns, type RunFlavour, runs } from "./runs.ts";
+
+export const RUN_CRD_NAME = `${runs.plural}.${runs.group}`;
+export const CUSTOM_RUN_CRD_NAME = `${customRuns.plural}.${customRuns.group}`;
+/** Where the generated run CRDs live, relative to libs/api/crds/: apart, since installing them is optional. */
+export const RUN_CRDS_SUBDIR = "tekton";
+
+const SUCCEEDED = '.status.conditions[?(@.type=="Succeeded")]';
+
+/** Tekton's columns for runs (Succeeded, Reason, StartTime, CompletionTime), plus the custom task's kind. */
+function runPrinterColumns(flavour: RunFlavour): PrinterColumn[] {
+  const [ref, spec] = flavour === "Run" ? ["ref", "spec"] : ["customRef", "customSpec"];
+  return [
+    { name: "Succeeded", type: "string", jsonPath: `${SUCCEEDED}.status` },
+    { name: "Reason", type: "string", jsonPath: `${SUCCEEDED}.reason` },
+    {
+      name: "Kind",
+      type: "string",
+      // a union: whichever of the reference or the embedded spec the run has
+      jsonPath: `.spec['${ref}','${spec}'].kind`,
+      description: "Kind of the custom task the run executes.",
+    },
+    { name: "StartTime", type: "date", jsonPath: ".status.startTime" },
+    { name: "CompletionTime", type: "date", jsonPath: ".status.completionTime" },
+  ];
+}
+
+function crdFor(flavour: RunFlavour): CustomResourceDefinition {
+  const rt = flavour === "Run" ? runs : customRuns;
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: `${rt.plural}.${rt.group}`,
+      labels: { "app.kubernetes.io/part-of": "quarry" },
+    },
+    spec: {
+      group: rt.group,
+      names: {
+        kind: rt.kind,
+        listKind: `${rt.kind}List`,
+        plural: rt.plural,
+        singular: rt.kind.toLowerCase(),
+        categories: ["tekton", "tekton-pipelines"],
+      },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: rt.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: runPrinterColumns(flavour),
+          schema: { openAPIV3Schema: runSchema(flavour) },
+        },
+      ],
+    },
+  };
+}
+
+/** runs.tekton.dev, serving and storing tekton.dev/v1alpha1 Run. */
+export function runCrd(): CustomResourceDefinition {
+  return crdFor("Run");
+}
+
+/** customruns.tekton.dev, serving and storing tekton.dev/v1beta1 CustomRun. */
+export function customRunCrd(): CustomResourceDefinition {
+  return crdFor("CustomRun");
+}
