@@ -35,8 +35,10 @@ export {
   type FakeVerb,
   type FakeWriteVerb,
 } from "./fake-client.ts";
+export { FakeEventRecorder, type RecordedEvent } from "./fake-recorder.ts";
 export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
+export { type Lister, MapLister } from "./lister.ts";
 export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./owners.ts";
 export { changedFields, lockedMergePatch, patchStatus } from "./patch.ts";
 export { type QueueOwner, workQueueMetrics } from "./queue-metrics.ts";

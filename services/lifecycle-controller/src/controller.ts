@@ -10,8 +10,8 @@ import {
 } from "@quarry/api";
 import {
   type EventRecorder,
-  type Informer,
   type KubeClient,
+  type Lister,
   lockedMergePatch,
   patchStatus,
   type ReconcileOutcome,
@@ -23,7 +23,8 @@ import { decide } from "./reconcile.ts";
 
 export interface LifecycleDeps {
   client: KubeClient;
-  requests: Informer<ResolutionRequest>;
+  /** The requests informer's cache (a Map-backed lister in tests). */
+  requests: Lister<ResolutionRequest>;
   config: () => LifecycleConfig;
   recorder: EventRecorder;
   log: Logger;

@@ -1,0 +1,274 @@
+// Table tests of the lifecycle controller's writes (knative style): given
+// these requests in the cache and the apiserver, exactly these patches, Events
+// and requeue come out.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  ANNOTATION_ACCEPTED_BY,
+  type Condition,
+  LABEL_RESOLVER_ALIAS,
+  LABEL_RESOLVER_TYPE,
+  type ResolutionRequest,
+  resolutionRequests,
+} from "@quarry/api";
+import {
+  type FakeAction,
+  FakeEventRecorder,
+  FakeKubeClient,
+  MapLister,
+  type RecordedEvent,
+} from "@quarry/kube";
+import { createLogger } from "@quarry/observability";
+import { LifecycleReconciler } from "./controller.ts";
+import { MESSAGE_WAITING } from "./reconcile.ts";
+
+const log = createLogger({ service: "test", level: "silent" });
+const T0 = Date.parse("2026-01-01T00:00:00Z");
+const TIMEOUT_MS = 60_000;
+const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+function request(
+  labels: Record<string, string> | undefined,
+  status?: ResolutionRequest["status"],
+): ResolutionRequest {
+  return {
+    apiVersion: "resolution.tekton.dev/v1beta1",
+    kind: "ResolutionRequest",
+    metadata: { name: "r", namespace: "ns", labels, creationTimestamp: at(0) },
+    spec: { params: [] },
+    status,
+  };
+}
+
+const git = { [LABEL_RESOLVER_TYPE]: "git" };
+const inProgress = (since = 0): Condition => ({
+  type: "Succeeded",
+  status: "Unknown",
+  reason: "ResolutionInProgress",
+  message: MESSAGE_WAITING,
+  lastTransitionTime: at(since),
+});
+const succeeded = (since: number): Condition => ({
+  type: "Succeeded",
+  status: "True",
+  lastTransitionTime: at(since),
+});
+const failed = (reason: string, message: string, since: number): Condition => ({
+  type: "Succeeded",
+  status: "False",
+  reason,
+  message,
+  lastTransitionTime: at(since),
+});
+
+function patch(subresource: "" | "status", rv: string, body: Record<string, unknown>, error?: number) {
+  const action: FakeAction = {
+    verb: "patch",
+    resource: "resolutionrequests",
+    namespace: "ns",
+    name: "r",
+    subresource,
+    body: { ...body, metadata: { ...(body.metadata as object), resourceVersion: rv } },
+  };
+  if (error !== undefined) action.error = error;
+  return action;
+}
+
+interface Row {
+  name: string;
+  /** In the informer's cache and in the apiserver (seeded, so resourceVersion "1"). */
+  given?: ResolutionRequest;
+  /** Only in the cache: the apiserver no longer has it. */
+  cacheOnly?: ResolutionRequest;
+  elapsedMs: number;
+  /** Test hooks on the apiserver before reconciling (injected failures, racing writers). */
+  arrange?: (client: FakeKubeClient) => void;
+  wantActions: FakeAction[];
+  wantEvents?: RecordedEvent[];
+  wantRequeueMs?: number;
+}
+
+const rows: Row[] = [
+  {
+    name: "a new request is initialised and its deadline requeued",
+    given: request(git),
+    elapsedMs: 1000,
+    wantActions: [
+      patch("status", "1", { status: { conditions: [inProgress(1000)], observedGeneration: 1 } }),
+    ],
+    wantRequeueMs: 59_000,
+  },
+  {
+    name: "an alias label gets the canonical label first (metadata patch), then the status",
+    given: request({ [LABEL_RESOLVER_ALIAS]: "in-cluster" }),
+    elapsedMs: 1000,
+    wantActions: [
+      patch("", "1", { metadata: { labels: { [LABEL_RESOLVER_TYPE]: "cluster" } } }),
+      patch("status", "2", { status: { conditions: [inProgress(1000)], observedGeneration: 1 } }),
+    ],
+    wantRequeueMs: 59_000,
+  },
+  {
+    name: "an initialised request is not written again, only requeued for its deadline",
+    given: request(git, { conditions: [inProgress()], observedGeneration: 1 }),
+    elapsedMs: 5000,
+    wantActions: [],
+    wantRequeueMs: 55_000,
+  },
+  {
+    name: "data landed: Succeeded=True, no Event",
+    given: request(git, { conditions: [inProgress()], observedGeneration: 1, data: "eA==" }),
+    elapsedMs: 2000,
+    wantActions: [patch("status", "1", { status: { conditions: [succeeded(2000)] } })],
+  },
+  {
+    name: "nobody answered within the deadline: timed out with a Warning Event",
+    given: request(git, { conditions: [inProgress()], observedGeneration: 1 }),
+    elapsedMs: TIMEOUT_MS,
+    wantActions: [
+      patch("status", "1", {
+        status: {
+          conditions: [
+            failed("ResolutionTimedOut", "no resolver for type git answered within 1m0s", TIMEOUT_MS),
+          ],
+        },
+      }),
+    ],
+    wantEvents: [
+      {
+        object: "ns/r",
+        type: "Warning",
+        reason: "ResolutionTimedOut",
+        message: "no resolver for type git answered within 1m0s",
+      },
+    ],
+  },
+  {
+    name: "a resolver stamped the request: the timeout message says it took too long",
+    given: request(git, {
+      conditions: [inProgress()],
+      observedGeneration: 1,
+      annotations: { [ANNOTATION_ACCEPTED_BY]: "git-resolver/pod" },
+    }),
+    elapsedMs: 61_000,
+    wantActions: [
+      patch("status", "1", {
+        status: {
+          conditions: [
+            failed("ResolutionTimedOut", "resolution took longer than global timeout of 1m0s", 61_000),
+          ],
+        },
+      }),
+    ],
+    wantEvents: [
+      {
+        object: "ns/r",
+        type: "Warning",
+        reason: "ResolutionTimedOut",
+        message: "resolution took longer than global timeout of 1m0s",
+      },
+    ],
+  },
+  {
+    name: "no resolver label: failed at once with a Warning Event, no requeue",
+    given: request(undefined),
+    elapsedMs: 0,
+    wantActions: [
+      patch("status", "1", {
+        status: {
+          conditions: [
+            failed(
+              "ResolutionFailed",
+              `request has neither the "${LABEL_RESOLVER_TYPE}" label nor its alias "${LABEL_RESOLVER_ALIAS}", so no resolver can claim it`,
+              0,
+            ),
+          ],
+          observedGeneration: 1,
+        },
+      }),
+    ],
+    wantEvents: [
+      {
+        object: "ns/r",
+        type: "Warning",
+        reason: "ResolutionFailed",
+        message: `request has neither the "${LABEL_RESOLVER_TYPE}" label nor its alias "${LABEL_RESOLVER_ALIAS}", so no resolver can claim it`,
+      },
+    ],
+  },
+  {
+    name: "a done request is left alone",
+    given: request(git, { conditions: [succeeded(0)], data: "eA==" }),
+    elapsedMs: 120_000,
+    wantActions: [],
+  },
+  {
+    name: "deleted (not in the cache): no API call at all",
+    elapsedMs: 0,
+    wantActions: [],
+  },
+  {
+    name: "gone from the apiserver but still cached: the 404 ends it quietly",
+    cacheOnly: { ...request(git), metadata: { ...request(git).metadata, resourceVersion: "7" } },
+    elapsedMs: 1000,
+    wantActions: [patch("status", "7", { status: { conditions: [inProgress(1000)] } }, 404)],
+    wantRequeueMs: 59_000,
+  },
+  {
+    name: "the resolver's data write wins the race (409): recomputed to Succeeded=True",
+    given: request(git),
+    elapsedMs: 1000,
+    arrange: (client) => {
+      let raced = false;
+      client.react((call) => {
+        if (raced || call.verb !== "patch") return undefined;
+        raced = true;
+        // the resolver's data lands between our read and our write
+        const latest = client.object<ResolutionRequest>(resolutionRequests, "ns", "r")!;
+        client.seed(resolutionRequests, { ...latest, status: { data: "eA==" } });
+        return undefined;
+      });
+    },
+    wantActions: [
+      patch("status", "1", { status: { conditions: [inProgress(1000)], observedGeneration: 1 } }, 409),
+      patch("status", "2", { status: { conditions: [succeeded(1000)], observedGeneration: 1 } }),
+    ],
+    wantRequeueMs: undefined,
+  },
+  {
+    name: "a conflict on the label patch is retried from the re-read object",
+    given: request({ [LABEL_RESOLVER_ALIAS]: "bundle" }),
+    elapsedMs: 1000,
+    arrange: (client) => client.failNext("patch", 409, { subresource: "" }),
+    wantActions: [
+      patch("", "1", { metadata: { labels: { [LABEL_RESOLVER_TYPE]: "bundles" } } }, 409),
+      patch("", "1", { metadata: { labels: { [LABEL_RESOLVER_TYPE]: "bundles" } } }),
+      patch("status", "2", { status: { conditions: [inProgress(1000)], observedGeneration: 1 } }),
+    ],
+    wantRequeueMs: 59_000,
+  },
+];
+
+for (const row of rows) {
+  test(`lifecycle reconcile: ${row.name}`, async () => {
+    const client = new FakeKubeClient({ now: () => T0 });
+    const cached = row.given ? client.seed(resolutionRequests, row.given) : [];
+    if (row.cacheOnly) cached.push(row.cacheOnly);
+    row.arrange?.(client);
+    const recorder = new FakeEventRecorder();
+    const reconciler = new LifecycleReconciler({
+      client,
+      requests: new MapLister(cached),
+      config: () => ({ maxResolutionTimeoutMs: TIMEOUT_MS }),
+      recorder,
+      log,
+      now: () => T0 + row.elapsedMs,
+    });
+
+    const outcome = await reconciler.reconcile("ns/r");
+
+    assert.deepEqual(client.actions, row.wantActions);
+    assert.deepEqual(recorder.events, row.wantEvents ?? []);
+    assert.equal(outcome?.requeueAfterMs, row.wantRequeueMs);
+  });
+}
