@@ -1,6 +1,6 @@
 // Checks on what a resolver returned, before anything is written.
 import { MAX_RESOLVED_DATA_BYTES } from "@quarry/api";
-import yaml from "js-yaml";
+import { loadAllMeasured } from "./yaml-expansion.ts";
 
 export const DEFAULT_ALLOWED_KINDS: readonly string[] = [
   "Task",
@@ -25,13 +25,26 @@ export function checkSize(data: Uint8Array, what: string): CheckResult {
   };
 }
 
-/** The resolved bytes must be one YAML (or JSON) document of group tekton.dev and an allowed kind. */
+/**
+ * The resolved bytes must be one YAML (or JSON) document of group tekton.dev and an allowed kind,
+ * within the size limit also once its aliases are expanded (TooLarge).
+ */
 export function checkKind(data: Uint8Array, allowedKinds: readonly string[], what: string): CheckResult {
   let doc: unknown;
   try {
-    const docs = yaml
-      .loadAll(Buffer.from(data).toString("utf8"))
-      .filter((d) => d !== null && d !== undefined);
+    const parsed = loadAllMeasured(Buffer.from(data).toString("utf8"), MAX_RESOLVED_DATA_BYTES);
+    const { bytes, aliases, unbounded } = parsed.expansion;
+    if (bytes > MAX_RESOLVED_DATA_BYTES) {
+      const how = unbounded
+        ? "without end (an alias inside the node it names)"
+        : `to at least ${bytes} bytes`;
+      return {
+        ok: false,
+        reason: "TooLarge",
+        message: `${what} expands ${how} through ${aliases} YAML aliases, over the 1 MiB limit for resolved data (consumers expand aliases)`,
+      };
+    }
+    const docs = parsed.docs.filter((d) => d !== null && d !== undefined);
     if (docs.length !== 1) {
       return {
         ok: false,
