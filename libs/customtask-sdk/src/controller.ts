@@ -8,6 +8,7 @@ import {
   type EventRecorder,
   errorMessage,
   type KubeClient,
+  type Lister,
   lockedMergePatch,
   type ReconcileOutcome,
   type Reconciler,
@@ -17,11 +18,6 @@ import { requestResolution } from "@quarry/requester";
 import { applyStep, planRun, type RunPlan, type StatusWrite } from "./plan.ts";
 import { refOutcome, remoteRequest } from "./remote.ts";
 import type { CustomTask, RefOutcome, TaskContext } from "./task.ts";
-
-export interface Lister<T> {
-  get(namespace: string | undefined, name: string): T | undefined;
-  getByKey(key: string): T | undefined;
-}
 
 export interface TaskReconcilerDeps {
   task: CustomTask;
@@ -96,7 +92,7 @@ export class TaskReconciler implements Reconciler {
     if (remote.type === "none") return { state: "none" };
     if (remote.type === "invalid")
       return { state: "failed", request: "", reason: "InvalidResolver", message: remote.message };
-    const cached = this.deps.requests.get(remote.input.namespace, remote.name);
+    const cached = this.deps.requests.getByKey(`${remote.input.namespace}/${remote.name}`);
     return refOutcome(cached ?? (await requestResolution(this.deps.client, remote.input)));
   }
 

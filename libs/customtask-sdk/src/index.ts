@@ -2,7 +2,7 @@
 // group/kind a task serves and its params, write one `reconcile` that says
 // what a run is now; the SDK starts, cancels, times out and retries runs with
 // Tekton's reasons for Run and CustomRun alike.
-export { type Lister, TaskReconciler, type TaskReconcilerDeps } from "./controller.ts";
+export { TaskReconciler, type TaskReconcilerDeps } from "./controller.ts";
 export {
   applyStep,
   cancelMessage,

@@ -1,0 +1,40 @@
+// run-controller: creates the ResolutionRequests of remote run refs, records
+// childReferences and provenance, and enforces the custom-task contract for
+// every Run and CustomRun.
+import { type AnyRun, customRuns, type ResolutionRequest, resolutionRequests, runs } from "@quarry/api";
+import { LABEL_RUN } from "@quarry/customtask-sdk";
+import { type Informer, ServiceRuntime } from "@quarry/kube";
+import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
+import { RunReconciler } from "./controller.ts";
+import { enforcementCounter } from "./metrics.ts";
+
+const runtime = new ServiceRuntime("run-controller");
+const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig);
+const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { labelSelector: LABEL_RUN });
+const onEnforcement = enforcementCounter(runtime.metrics.meter);
+const flavours = (process.env.QUARRY_RUN_FLAVOURS ?? "Run,CustomRun").split(",").map((f) => f.trim());
+
+for (const flavour of flavours) {
+  if (flavour !== "Run" && flavour !== "CustomRun")
+    throw new Error(`QUARRY_RUN_FLAVOURS: unknown flavour ${flavour}`);
+  const informer = runtime.informer<AnyRun>(flavour === "Run" ? runs : customRuns);
+  const reconciler = new RunReconciler({
+    client: runtime.client,
+    runs: informer,
+    requests,
+    config: () => config.current(),
+    recorder: runtime.recorder,
+    log: runtime.log.child({ controller: `run-${flavour.toLowerCase()}` }),
+    onEnforcement,
+  });
+  const controller = runtime.controller(`run-${flavour.toLowerCase()}`, reconciler);
+  informer.on(controller.handlers<AnyRun>());
+  informer.on({ onDelete: (run) => reconciler.forget(run.metadata.uid ?? "") });
+  requests.on(controller.ownerHandlers<ResolutionRequest>({ ownerKind: flavour, ownerGroup: "tekton.dev" }));
+  // new settings move every pending deadline: look at every run again
+  config.onChange(() => {
+    for (const run of (informer as Informer<AnyRun>).list())
+      controller.enqueue(`${run.metadata.namespace}/${run.metadata.name}`);
+  });
+}
+await runtime.run();

@@ -1,0 +1,216 @@
+// The run-controller's decisions as a plain function of (run, world): which
+// ResolutionRequest a remote ref needs, which references and provenance the
+// run's status should record, and whether the custom-task contract must be
+// enforced (TEP-0002's initial-update timeout, a cancel or timeout the owning
+// controller did not honour within the grace period). No I/O here.
+
+import { isDeepStrictEqual } from "node:util";
+import {
+  type AnyRun,
+  type ChildReference,
+  CONDITION_SUCCEEDED,
+  getCondition,
+  isDone,
+  RESOLUTION_REQUEST_KIND,
+  RESOLUTION_V1BETA1,
+  type RefSource,
+  type ResolutionRequest,
+  runView,
+  targetName,
+} from "@quarry/api";
+import {
+  cancelMessage,
+  markCancelled,
+  markFailed,
+  markTimedOut,
+  remoteRequest,
+  runTimeoutMs,
+  type StatusChange,
+  timeoutMessage,
+} from "@quarry/customtask-sdk";
+import { formatDuration } from "@quarry/kube";
+import { type RequestResolutionInput, readOutcome } from "@quarry/requester";
+import { policyFor, type RunControllerConfig } from "./config.ts";
+
+export const ReasonControllerNotFound = "ControllerNotFound";
+
+export interface RunWorld {
+  now: number;
+  config: RunControllerConfig;
+  /** The run's ResolutionRequest (by its deterministic name), if it exists. */
+  request: ResolutionRequest | undefined;
+  /** When the cancel was first seen (ms); the grace period counts from here. */
+  cancelSeenAt: number | undefined;
+}
+
+export interface Enforcement {
+  reason: string;
+  message: string;
+  /** Why Quarry stepped in, for the Event (the condition keeps Tekton's message). */
+  why: string;
+}
+
+export interface RunDecision {
+  /** Create (or adopt) the run's ResolutionRequest. */
+  createRequest?: RequestResolutionInput;
+  /** Status fields to write (Quarry's own fields, an enforcement, or both). */
+  status?: StatusChange;
+  enforcement?: Enforcement;
+  requeueAfterMs?: number;
+}
+
+const ms = (iso: string | undefined): number | undefined => {
+  const t = iso ? Date.parse(iso) : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+};
+
+/** childReferences with the request added (others, e.g. a task's own children, kept). */
+function withChild(current: ChildReference[] | undefined, name: string): ChildReference[] | undefined {
+  const list = current ?? [];
+  if (list.some((c) => c.kind === RESOLUTION_REQUEST_KIND && c.name === name)) return undefined;
+  return [...list, { apiVersion: RESOLUTION_V1BETA1, kind: RESOLUTION_REQUEST_KIND, name }];
+}
+
+function provenanceOf(rr: ResolutionRequest | undefined): RefSource | undefined {
+  if (!rr) return undefined;
+  const outcome = readOutcome(rr);
+  return outcome.state === "resolved" ? outcome.refSource : undefined;
+}
+
+/** What the contract says about a run that is not done; undefined while nothing is due. */
+function enforce(
+  run: AnyRun,
+  world: RunWorld,
+  due: (at: number) => boolean,
+): { enforcement: Enforcement; change: StatusChange } | undefined {
+  const view = runView(run);
+  const policy = policyFor(world.config, view.target);
+  const grace = formatDuration(policy.graceMs);
+  if (view.cancelRequested && world.cancelSeenAt !== undefined && due(world.cancelSeenAt + policy.graceMs)) {
+    const message = cancelMessage(run);
+    return {
+      change: markCancelled(run, world.now, message),
+      enforcement: {
+        reason: view.reasons.cancelled,
+        message,
+        why: `cancel requested and the controller of ${targetName(view)} did not stop the run within ${grace}`,
+      },
+    };
+  }
+  const initialised = getCondition(run, CONDITION_SUCCEEDED) !== undefined;
+  if (!initialised) {
+    const created = ms(run.metadata.creationTimestamp) ?? world.now;
+    if (!due(created + policy.initialUpdateTimeoutMs)) return undefined;
+    const message = `no controller initialised the status of this ${run.kind} within ${formatDuration(policy.initialUpdateTimeoutMs)}: nothing handles ${targetName(view)}`;
+    return {
+      change: markFailed(run, world.now, ReasonControllerNotFound, message),
+      enforcement: { reason: ReasonControllerNotFound, message, why: message },
+    };
+  }
+  const started = ms(run.status?.startTime);
+  const timeout = runTimeoutMs(run, world.config.defaultTimeoutMs);
+  if (started === undefined || !timeout.ok || timeout.ms === 0) return undefined;
+  // Tekton: timed out once strictly more than the timeout has passed
+  if (!due(started + timeout.ms + 1 + policy.graceMs)) return undefined;
+  const message = timeoutMessage(run, timeout.ms);
+  return {
+    change: markTimedOut(run, world.now, message),
+    enforcement: {
+      reason: view.reasons.timedOut,
+      message,
+      why: `timed out and the controller of ${targetName(view)} did not end the run within ${grace}`,
+    },
+  };
+}
+
+/** The run's next step. Idempotent: from the state it produces, it decides nothing more. */
+export function decide(run: AnyRun, world: RunWorld): RunDecision {
+  const decision: RunDecision = {};
+  const status: StatusChange = {};
+  const done = isDone(run);
+  const view = runView(run);
+  const policy = policyFor(world.config, view.target);
+  const remote = remoteRequest(run);
+
+  if (remote.type === "request") {
+    if (!world.request && !done) decision.createRequest = remote.input;
+    const children = withChild(run.status?.childReferences, remote.name);
+    if (children) status.childReferences = children;
+    const refSource = provenanceOf(world.request);
+    if (refSource && !isDeepStrictEqual(run.status?.provenance?.refSource, refSource))
+      status.provenance = { refSource };
+  }
+
+  if (!done && policy.enabled) {
+    const uninitialised = getCondition(run, CONDITION_SUCCEEDED) === undefined;
+    // a definition that can never be resolved ends a run nobody has picked up yet; a controller
+    // already managing the run reads the failure itself (customtask-sdk's resolvedRef)
+    const failed = remote.type === "request" && world.request ? readOutcome(world.request) : undefined;
+    if (uninitialised && (remote.type === "invalid" || failed?.state === "failed")) {
+      const message =
+        remote.type === "invalid"
+          ? remote.message
+          : `ResolutionRequest ${remote.type === "request" ? remote.name : ""} failed: ${
+              failed?.state === "failed"
+                ? `${failed.quarryReason ? `${failed.quarryReason}: ` : ""}${failed.message}`
+                : ""
+            }`;
+      Object.assign(status, markFailed(run, world.now, "ResolutionFailed", message));
+      decision.enforcement = { reason: "ResolutionFailed", message, why: message };
+    } else {
+      const enforced = enforce(run, world, (at) => at <= world.now);
+      if (enforced) {
+        Object.assign(status, enforced.change);
+        decision.enforcement = enforced.enforcement;
+      } else {
+        decision.requeueAfterMs = nextDeadline(run, world);
+      }
+    }
+  }
+  if (Object.keys(status).length) decision.status = status;
+  return decision;
+}
+
+/** ms until the earliest enforcement could fall due, so the run is looked at exactly then. */
+function nextDeadline(run: AnyRun, world: RunWorld): number | undefined {
+  const view = runView(run);
+  const policy = policyFor(world.config, view.target);
+  const deadlines: number[] = [];
+  if (view.cancelRequested && world.cancelSeenAt !== undefined)
+    deadlines.push(world.cancelSeenAt + policy.graceMs);
+  if (getCondition(run, CONDITION_SUCCEEDED) === undefined) {
+    deadlines.push((ms(run.metadata.creationTimestamp) ?? world.now) + policy.initialUpdateTimeoutMs);
+  } else {
+    const started = ms(run.status?.startTime);
+    const timeout = runTimeoutMs(run, world.config.defaultTimeoutMs);
+    if (started !== undefined && timeout.ok && timeout.ms > 0)
+      deadlines.push(started + timeout.ms + 1 + policy.graceMs);
+  }
+  if (!deadlines.length) return undefined;
+  return Math.max(0, Math.min(...deadlines) - world.now);
+}
+
+/**
+ * When spec.status was set, from the apiserver's managedFields: the time of the last write of
+ * the manager that owns `spec.status`. Never earlier than the cancel itself, so the grace period
+ * is never cut short; undefined when the object carries no managedFields.
+ */
+export function cancelRequestedAt(run: AnyRun): number | undefined {
+  const entries = (run.metadata as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? [];
+  let at: number | undefined;
+  for (const e of entries) {
+    const spec = e.fieldsV1?.["f:spec"] as Record<string, unknown> | undefined;
+    if (!spec || !("f:status" in spec) || e.subresource) continue;
+    const t = ms(e.time);
+    if (t !== undefined && (at === undefined || t > at)) at = t;
+  }
+  return at;
+}
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  time?: string;
+  fieldsV1?: Record<string, unknown>;
+}
