@@ -15,8 +15,14 @@ export interface ReconcileOutcome {
   requeueAfterMs?: number;
 }
 
+/** What the controller tells a reconcile besides the key. */
+export interface ReconcileContext {
+  /** 1 on the first try; n after n-1 failed reconciles in a row (the queue's requeue count + 1). */
+  attempt: number;
+}
+
 export interface Reconciler {
-  reconcile(key: string): Promise<ReconcileOutcome | undefined>;
+  reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome | undefined>;
 }
 
 export interface ControllerOptions {
@@ -129,7 +135,7 @@ export class Controller {
   private async process(key: string): Promise<void> {
     let outcome: ReconcileOutcome | undefined;
     try {
-      outcome = await this.reconciler.reconcile(key);
+      outcome = await this.reconciler.reconcile(key, { attempt: this.queue.numRequeues(key) + 1 });
     } catch (err) {
       // wrapped PermanentErrors count too: the cause chain decides
       if (isPermanentError(err)) {

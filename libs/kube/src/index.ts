@@ -13,7 +13,13 @@ export {
 export { type Clock, FakeClock, realClock } from "./clock.ts";
 export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
 export { configDuration, configPattern, configPatterns } from "./config-values.ts";
-export { Controller, errorMessage, type ReconcileOutcome, type Reconciler } from "./controller.ts";
+export {
+  Controller,
+  errorMessage,
+  type ReconcileContext,
+  type ReconcileOutcome,
+  type Reconciler,
+} from "./controller.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export {
   ApiError,

@@ -1,8 +1,8 @@
-// Drives one resolver: plans each request, serves it from cache or a shared
-// in-flight call, enforces the per-attempt deadline, retries transient
-// errors through the queue's backoff, and writes the outcome under
-// optimistic locking. Status writes never touch a request that is already
-// done or resolved.
+// Drives one resolver: plans each request, serves it from the memo (cache or
+// a shared in-flight call), enforces the per-attempt deadline, retries
+// transient errors through the queue's backoff (the controller counts the
+// attempts), and writes the outcome under optimistic locking. Status writes
+// never touch a request that is already done or resolved.
 import { hostname } from "node:os";
 import {
   ANNOTATION_ACCEPTED_BY,
@@ -21,20 +21,20 @@ import {
   type KubeClient,
   lockedMergePatch,
   objectKey,
+  type ReconcileContext,
   type ReconcileOutcome,
   type Reconciler,
   TransientError,
-  type WorkQueue,
 } from "@quarry/kube";
 import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarry/observability";
-import { type CachedResult, ResultCache, SingleFlight } from "./cache.ts";
 import { checkKind, checkSize } from "./checks.ts";
 import type { LoadedConfig } from "./config.ts";
 import { ResolutionError } from "./errors.ts";
+import { type Memoized, ResolutionMemo } from "./memo.ts";
 import type { ResolverMetrics } from "./metrics.ts";
 import { ParamsValidator } from "./params.ts";
 import { failureStatus, planResolution, successStatus } from "./plan.ts";
-import type { Resolved, Resolver } from "./resolver.ts";
+import type { Resolver } from "./resolver.ts";
 
 export interface ResolverControllerDeps {
   resolver: Resolver;
@@ -48,28 +48,17 @@ export interface ResolverControllerDeps {
   stopping: AbortSignal;
 }
 
-type Resolution = { resolved: Resolved; cached?: CachedResult };
-
 export class ResolverReconciler implements Reconciler {
   private readonly deps: ResolverControllerDeps;
   private readonly validator: ParamsValidator;
-  private readonly flights = new SingleFlight<Resolved>();
+  private readonly memo = new ResolutionMemo();
   private readonly cancels = new Map<string, AbortController>();
   private readonly identity: string;
-  private cache: ResultCache;
-  private cacheShape = "";
-  private queue: WorkQueue | undefined;
 
   constructor(deps: ResolverControllerDeps) {
     this.deps = deps;
     this.validator = new ParamsValidator(deps.resolver.paramsSchema);
     this.identity = `${deps.resolver.type}-resolver/${hostname()}`;
-    this.cache = this.buildCache();
-  }
-
-  /** The queue whose requeue count bounds retries (set once the controller exists). */
-  attachQueue(queue: WorkQueue): void {
-    this.queue = queue;
   }
 
   /** Stops work for a request that was deleted or finished elsewhere. */
@@ -77,7 +66,7 @@ export class ResolverReconciler implements Reconciler {
     this.cancels.get(key)?.abort(new Error("request deleted or finished elsewhere"));
   }
 
-  async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
+  async reconcile(key: string, { attempt }: ReconcileContext): Promise<ReconcileOutcome | undefined> {
     const rr = this.deps.requests.getByKey(key);
     if (!rr) return undefined;
     const config = this.deps.config();
@@ -95,7 +84,7 @@ export class ResolverReconciler implements Reconciler {
       this.deps.metrics.inflight(type, 1);
       let outcome: "succeeded" | "failed" | "retried" | "cancelled" = "failed";
       try {
-        outcome = await this.resolveAndWrite(rr, key, plan, config, span);
+        outcome = await this.resolveAndWrite(rr, key, plan, config, span, attempt);
         return undefined;
       } catch (err) {
         outcome = "retried";
@@ -113,18 +102,14 @@ export class ResolverReconciler implements Reconciler {
     plan: Extract<ReturnType<typeof planResolution>, { kind: "resolve" }>,
     config: LoadedConfig,
     span: Span,
+    attempt: number,
   ): Promise<"succeeded" | "failed" | "cancelled"> {
     const { resolver, metrics, log } = this.deps;
-    this.refreshCache(config);
-    if (plan.useCache) {
-      const hit = this.cache.get(plan.cacheKey);
-      metrics.cache(resolver.type, hit ? "hit" : "miss");
-      if (hit) {
-        span.setAttribute("quarry.cache", "hit");
-        return this.finish(rr, { resolved: hit.resolved, cached: hit }, "retrieve", config);
-      }
-    } else {
-      metrics.cache(resolver.type, "bypass");
+    const hit = this.memo.lookup(plan, config.runtime);
+    metrics.cache(resolver.type, plan.useCache ? (hit ? "hit" : "miss") : "bypass");
+    if (hit) {
+      span.setAttribute("quarry.cache", "hit");
+      return this.finish(rr, hit, config);
     }
 
     const cancel = new AbortController();
@@ -132,14 +117,13 @@ export class ResolverReconciler implements Reconciler {
     const timeout = AbortSignal.timeout(plan.timeoutMs);
     const signal = AbortSignal.any([cancel.signal, timeout, this.deps.stopping]);
     // a slow first attempt, or any retry, tells the lifecycle controller (and humans) someone is on it
-    const retrying = (this.queue?.numRequeues(key) ?? 0) > 0;
     const stamp = setTimeout(
       () => void this.stampAccepted(rr),
-      retrying ? 0 : config.runtime.acceptedStampAfterMs,
+      attempt > 1 ? 0 : config.runtime.acceptedStampAfterMs,
     );
-    let resolved: Resolved;
+    let memoized: Memoized;
     try {
-      const { promise, shared } = this.flights.run(plan.cacheKey, signal, (s) =>
+      const { result, shared } = this.memo.run(plan, config.runtime, signal, (s) =>
         resolver.resolve(plan.params, {
           signal: s,
           namespace: rr.metadata.namespace ?? "",
@@ -152,14 +136,13 @@ export class ResolverReconciler implements Reconciler {
         }),
       );
       if (shared) span.setAttribute("quarry.singleflight", "joined");
-      resolved = await promise;
+      memoized = await result;
     } catch (err) {
       if (err instanceof ResolutionError) {
         await this.writeFailure(rr, err.reason, err.message);
         return "failed";
       }
       if (cancel.signal.aborted || this.deps.stopping.aborted) return "cancelled";
-      const attempt = (this.queue?.numRequeues(key) ?? 0) + 1;
       const why = timeout.aborted
         ? `attempt ${attempt} timed out after ${formatDuration(plan.timeoutMs)}`
         : `attempt ${attempt} failed: ${errorMessage(err)}`;
@@ -177,15 +160,13 @@ export class ResolverReconciler implements Reconciler {
       clearTimeout(stamp);
       if (this.cancels.get(key) === cancel) this.cancels.delete(key);
     }
-    const cached = plan.useCache ? this.cache.set(plan.cacheKey, resolved) : undefined;
-    return this.finish(rr, { resolved, cached }, "store", config);
+    return this.finish(rr, memoized, config);
   }
 
   /** Checks the result and writes it (or the failure the checks found). */
   private async finish(
     rr: ResolutionRequest,
-    { resolved, cached }: Resolution,
-    operation: "store" | "retrieve",
+    { resolved, cached }: Memoized,
     config: LoadedConfig,
   ): Promise<"succeeded" | "failed"> {
     const what = `resolved ${this.deps.resolver.type} resource`;
@@ -201,9 +182,7 @@ export class ResolverReconciler implements Reconciler {
         return "failed";
       }
     }
-    const cache = cached
-      ? { type: this.deps.resolver.type, operation, storedAt: cached.storedAt }
-      : undefined;
+    const cache = cached && { type: this.deps.resolver.type, ...cached };
     const status = successStatus(resolved, cache);
     await lockedMergePatch(
       this.deps.client,
@@ -248,17 +227,6 @@ export class ResolverReconciler implements Reconciler {
     } catch (err) {
       this.deps.log.debug({ key: objectKey(rr), err: errorMessage(err) }, "could not stamp accepted-by");
     }
-  }
-
-  private buildCache(): ResultCache {
-    const rt = this.deps.config().runtime;
-    this.cacheShape = `${rt.cacheSize}/${rt.cacheTtlMs}`;
-    return new ResultCache({ maxEntries: rt.cacheSize, maxBytes: 256 * 1024 * 1024, ttlMs: rt.cacheTtlMs });
-  }
-
-  private refreshCache(config: LoadedConfig): void {
-    if (`${config.runtime.cacheSize}/${config.runtime.cacheTtlMs}` !== this.cacheShape)
-      this.cache = this.buildCache();
   }
 }
 

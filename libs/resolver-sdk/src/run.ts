@@ -38,7 +38,6 @@ export async function runResolver(resolver: Resolver, opts: RunResolverOptions):
   const controller = runtime.controller(`${resolver.type}-resolver`, reconciler, {
     backoff: new ExponentialBackoff(RETRY_BACKOFF),
   });
-  reconciler.attachQueue(controller.queue);
   // Status-only updates (the lifecycle controller's conditions, our own writes) must not wake a
   // request waiting out its retry backoff; new requests and spec changes do.
   requests.on(
