@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type AnyRun, type Param, type ParamValue, runView } from "@quarry/api";
-import type { RefOutcome, Step, TaskContext } from "@quarry/customtask-sdk";
+import type { CustomTask, RefOutcome, Step, TaskContext } from "@quarry/customtask-sdk";
 import { parseWaitDuration, WAIT_GROUP, WAIT_KIND, WaitTask } from "./wait.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -222,7 +222,7 @@ const ROWS: { name: string; ctx: Ctx; want: Step }[] = [
 ];
 
 test("WaitTask.reconcile", async () => {
-  const task = new WaitTask();
+  const task: CustomTask = new WaitTask();
   assert.equal(task.group, "wait.testing.tekton.dev");
   assert.equal(task.kind, "Wait");
   assert.equal(task.params, undefined, "Wait checks its own params (Tekton's reasons), the SDK does not");
