@@ -25,8 +25,21 @@ export interface CachedResult {
 
 export class ResultCache {
   private readonly lru: LRUCache<string, CachedResult>;
+  private readonly now: () => number;
 
-  constructor({ maxEntries, maxBytes, ttlMs }: { maxEntries: number; maxBytes: number; ttlMs: number }) {
+  constructor({
+    maxEntries,
+    maxBytes,
+    ttlMs,
+    now = Date.now,
+  }: {
+    maxEntries: number;
+    maxBytes: number;
+    ttlMs: number;
+    /** Clock for storedAt (expiry is the LRU's own). */
+    now?: () => number;
+  }) {
+    this.now = now;
     this.lru = new LRUCache<string, CachedResult>({
       max: maxEntries,
       maxSize: maxBytes,
@@ -40,7 +53,7 @@ export class ResultCache {
   }
 
   set(key: string, resolved: Resolved): CachedResult {
-    const entry = { resolved, storedAt: new Date().toISOString() };
+    const entry = { resolved, storedAt: new Date(this.now()).toISOString() };
     this.lru.set(key, entry);
     return entry;
   }

@@ -17,8 +17,8 @@ import {
   type EventRecorder,
   errorMessage,
   formatDuration,
-  type Informer,
   type KubeClient,
+  type Lister,
   lockedMergePatch,
   objectKey,
   type ReconcileContext,
@@ -39,19 +39,22 @@ import type { Resolver } from "./resolver.ts";
 export interface ResolverControllerDeps {
   resolver: Resolver;
   client: KubeClient;
-  requests: Informer<ResolutionRequest>;
+  /** The requests informer's cache (a Map-backed lister in tests). */
+  requests: Lister<ResolutionRequest>;
   config: () => LoadedConfig;
   recorder: EventRecorder;
   metrics: ResolverMetrics;
   log: Logger;
   /** Aborted at shutdown. */
   stopping: AbortSignal;
+  /** Clock for condition and cache timestamps (tests fix it). */
+  now?: () => number;
 }
 
 export class ResolverReconciler implements Reconciler {
   private readonly deps: ResolverControllerDeps;
   private readonly validator: ParamsValidator;
-  private readonly memo = new ResolutionMemo();
+  private readonly memo: ResolutionMemo;
   private readonly cancels = new Map<string, AbortController>();
   private readonly identity: string;
 
@@ -59,6 +62,7 @@ export class ResolverReconciler implements Reconciler {
     this.deps = deps;
     this.validator = new ParamsValidator(deps.resolver.paramsSchema);
     this.identity = `${deps.resolver.type}-resolver/${hostname()}`;
+    this.memo = new ResolutionMemo({ now: deps.now });
   }
 
   /** Stops work for a request that was deleted or finished elsewhere. */
@@ -202,7 +206,7 @@ export class ResolverReconciler implements Reconciler {
       (latest) =>
         isDone(latest.status) || latest.status?.data
           ? undefined
-          : { status: failureStatus(reason, message, new Date()) },
+          : { status: failureStatus(reason, message, new Date((this.deps.now ?? Date.now)())) },
       { subresource: "status" },
     );
     if (written) {

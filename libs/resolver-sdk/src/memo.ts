@@ -28,8 +28,14 @@ type CacheShape = Pick<RuntimeConfig, "cacheSize" | "cacheTtlMs">;
 
 export class ResolutionMemo {
   private readonly flights = new SingleFlight<Resolved>();
+  private readonly now: (() => number) | undefined;
   private cache: ResultCache | undefined;
   private shape = "";
+
+  /** `now` stamps stored results (tests fix it). */
+  constructor(opts: { now?: () => number } = {}) {
+    this.now = opts.now;
+  }
 
   /** The cached result for `plan`; undefined on a miss or when the plan bypasses the cache. */
   lookup(plan: MemoPlan, config: CacheShape): Memoized | undefined {
@@ -77,6 +83,7 @@ export class ResolutionMemo {
         maxEntries: config.cacheSize,
         maxBytes: CACHE_MAX_BYTES,
         ttlMs: config.cacheTtlMs,
+        now: this.now,
       });
       this.shape = shape;
     }
