@@ -4,7 +4,12 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { startControlPlane } from "./controlplane/controlplane.ts";
-import { installQuarryApi, installTektonCrds } from "./controlplane/install.ts";
+import {
+  installQuarryApi,
+  installTektonCrds,
+  RUN_CRD_MODES,
+  type RunCrdMode,
+} from "./controlplane/install.ts";
 import { adminClient } from "./harness/env.ts";
 import { repoRoot } from "./harness/paths.ts";
 
@@ -14,6 +19,14 @@ const files = readdirSync(scenarioDir)
   .filter((f) => f.endsWith(".test.ts"))
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
+
+// Which run CRDs the shared control plane gets: Quarry's by default; "tekton" runs the suite
+// against stand-ins for Tekton Pipelines' own (scenarios read the mode from the same variable).
+const runCrds = (process.env.QUARRY_E2E_RUN_CRDS ?? "quarry") as RunCrdMode;
+if (!RUN_CRD_MODES.includes(runCrds)) {
+  console.error(`QUARRY_E2E_RUN_CRDS must be one of ${RUN_CRD_MODES.join(", ")}`);
+  process.exit(2);
+}
 
 const cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
 let stopping: Promise<void> | undefined;
@@ -32,8 +45,9 @@ try {
     QUARRY_E2E_CA: cp.caFile,
     QUARRY_E2E_DIR: cp.dir,
     QUARRY_E2E_KUBECONFIG: cp.adminKubeconfig,
+    QUARRY_E2E_RUN_CRDS: runCrds,
   };
-  await installQuarryApi(adminClient({ ...cp }));
+  await installQuarryApi(adminClient({ ...cp }), { runCrds });
   await installTektonCrds(adminClient({ ...cp }));
   const concurrency = process.env.QUARRY_E2E_CONCURRENCY ?? "3";
   code = await new Promise<number>((resolve) => {

@@ -1,5 +1,6 @@
-// Installs Quarry's API (CRDs and admission policies) and the stand-ins for
-// Tekton's CRDs on a control plane, and waits until they are served.
+// Installs Quarry's API (CRDs and admission policies; the run CRDs as an
+// option) and the stand-ins for Tekton's CRDs on a control plane, and waits
+// until they are served.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient, KubeObject } from "@quarry/kube";
@@ -55,14 +56,47 @@ async function waitServed(admin: KubeClient, { metadata, spec }: CrdSpec): Promi
   }
 }
 
-export async function installQuarryApi(admin: KubeClient): Promise<void> {
+/**
+ * Which run CRDs (runs.tekton.dev, customruns.tekton.dev) an install puts on the cluster:
+ * - "quarry": Quarry's, with full schemas and CEL (libs/api/crds/tekton/), for a cluster without Tekton;
+ * - "tekton": stand-ins for Tekton Pipelines' schemaless ones (releases before v0.70), as on a
+ *   cluster where Tekton owns them;
+ * - "tekton-structural": a stand-in for Tekton's customruns CRD since v0.70, whose structural
+ *   schema prunes status fields Tekton does not define (Quarry's childReferences, provenance);
+ * - "none": neither.
+ */
+export type RunCrdMode = "quarry" | "tekton" | "tekton-structural" | "none";
+export const RUN_CRD_MODES: readonly RunCrdMode[] = ["quarry", "tekton", "tekton-structural", "none"];
+
+export interface InstallOptions {
+  /** Default "quarry". */
+  runCrds?: RunCrdMode;
+}
+
+const RUN_CRD_FILES: Record<RunCrdMode, string[]> = {
+  quarry: ["runs.tekton.dev.yaml", "customruns.tekton.dev.yaml"].map((f) =>
+    join(repoRoot, "libs", "api", "crds", "tekton", f),
+  ),
+  tekton: [join(repoRoot, "e2e", "controlplane", "tekton-run-crds.yaml")],
+  "tekton-structural": [join(repoRoot, "e2e", "controlplane", "tekton-run-crds-structural.yaml")],
+  none: [],
+};
+
+export async function installQuarryApi(admin: KubeClient, opts: InstallOptions = {}): Promise<void> {
   const dir = join(repoRoot, "libs", "api", "crds");
+  // top level only: the optional run CRDs live in a subdirectory
   const files = readdirSync(dir)
     .filter((f) => f.endsWith(".yaml"))
     .sort();
   // CRDs first: policies reference their resources
   for (const f of files.filter((f) => !f.includes("policy"))) await applyCrds(admin, join(dir, f));
   for (const f of files.filter((f) => f.includes("policy"))) await applyFile(admin, join(dir, f));
+  await installRunCrds(admin, opts.runCrds ?? "quarry");
+}
+
+/** Installs one flavour of the run CRDs (see RunCrdMode); "none" installs nothing. */
+export async function installRunCrds(admin: KubeClient, mode: RunCrdMode): Promise<void> {
+  for (const file of RUN_CRD_FILES[mode]) await applyCrds(admin, file);
 }
 
 /** Schemaless stand-ins for Tekton's CRDs (Task, Pipeline, StepAction). */

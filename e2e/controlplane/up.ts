@@ -1,16 +1,29 @@
 // Starts the test control plane by hand for debugging and leaves it running
-// until Ctrl-C:  node e2e/controlplane/up.ts [--dir /tmp/cp]
+// until Ctrl-C:
+//   node e2e/controlplane/up.ts [--dir /tmp/cp] [--run-crds quarry|tekton|tekton-structural|none]
+//                               [--no-tekton-run-crds]   (the same as --run-crds none)
 import { parseArgs } from "node:util";
 import { adminClient } from "../harness/env.ts";
 import { startControlPlane } from "./controlplane.ts";
-import { installQuarryApi } from "./install.ts";
+import { installQuarryApi, RUN_CRD_MODES, type RunCrdMode } from "./install.ts";
 
-const { values } = parseArgs({ options: { dir: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    dir: { type: "string" },
+    "run-crds": { type: "string", default: "quarry" },
+    "no-tekton-run-crds": { type: "boolean", default: false },
+  },
+});
+const runCrds = (values["no-tekton-run-crds"] ? "none" : values["run-crds"]) as RunCrdMode;
+if (!RUN_CRD_MODES.includes(runCrds)) {
+  process.stderr.write(`--run-crds must be one of ${RUN_CRD_MODES.join(", ")}\n`);
+  process.exit(2);
+}
 const cp = await startControlPlane({ dir: values.dir, keep: values.dir !== undefined });
-await installQuarryApi(adminClient({ ...cp }));
+await installQuarryApi(adminClient({ ...cp }), { runCrds });
 process.stdout.write(
   [
-    "control plane up; Quarry's CRDs and admission policies installed.",
+    `control plane up; Quarry's CRDs and admission policies installed (run CRDs: ${runCrds}).`,
     `  export KUBECONFIG=${cp.adminKubeconfig}`,
     `  logs: ${cp.dir}/kube-apiserver.log, ${cp.dir}/etcd.log`,
     "  run a service against it:  QUARRY_SYSTEM_NAMESPACE=default node services/lifecycle-controller/src/main.ts",

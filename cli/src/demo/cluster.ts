@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import { type ControlPlane, startControlPlane } from "../../../e2e/controlplane/controlplane.ts";
-import { installQuarryApi, installTektonCrds } from "../../../e2e/controlplane/install.ts";
+import { installQuarryApi, installTektonCrds, type RunCrdMode } from "../../../e2e/controlplane/install.ts";
 import { applyObject } from "../../../e2e/harness/apply.ts";
 import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "../../../e2e/harness/scenario.ts";
 import { BUNDLE_PIPELINE, BUNDLE_REPO, BUNDLE_TASK, type DemoBundle, startDemoRegistry } from "./bundles.ts";
@@ -36,10 +36,16 @@ export interface DemoCluster {
 
 const SERVICES = ["lifecycle-controller", "cluster-resolver", "git-resolver", "bundle-resolver"] as const;
 
+export interface DemoClusterOptions {
+  /** Which run CRDs to install (e2e/controlplane/install.ts); default Quarry's. */
+  runCrds?: RunCrdMode;
+}
+
 export async function startDemoCluster(
   n: Narrator,
   teardown: Teardown,
   signal: AbortSignal,
+  opts: DemoClusterOptions = {},
 ): Promise<DemoCluster> {
   // our own directory: it names the control plane's processes and teardown removes it in any case
   const dir = mkdtempSync(join(tmpdir(), "quarry-demo-"));
@@ -48,9 +54,9 @@ export async function startDemoCluster(
   const admin = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
 
   await n.step(
-    "installing Quarry's API (ResolutionRequest CRD, admission policies) and stand-ins for Tekton's CRDs",
+    "installing Quarry's API (ResolutionRequest CRD, admission policies, Run and CustomRun CRDs) and stand-ins for Tekton's CRDs",
     // the cluster resolver discovers the Tekton kinds when it starts, so they come first
-    () => Promise.all([installQuarryApi(admin), installTektonCrds(admin)]),
+    () => Promise.all([installQuarryApi(admin, { runCrds: opts.runCrds }), installTektonCrds(admin)]),
     () => "CRDs established and served",
   );
   signal.throwIfAborted();
