@@ -2,6 +2,7 @@
 // locking (recomputed from the latest object on conflict), the author's
 // reconcile, the task's cleanup, Events. One reconciler per flavour (Run,
 // CustomRun), since both may hold a run of the same name.
+import { isDeepStrictEqual } from "node:util";
 import { type AnyRun, isDone, type ResolutionRequest, runView as runViewOf } from "@quarry/api";
 import {
   changedFields,
@@ -52,12 +53,16 @@ export class TaskReconciler implements Reconciler {
       if (plan.type === "skip") return undefined;
       const write = plan.type === "write" ? plan.write : await this.invoke(run, plan);
       const written = await this.write(run, write);
+      if (written?.moved) {
+        run = written.run; // planned from an older status (a lagging cache): plan again from the latest
+        continue;
+      }
       if (write.stop) await this.stopTask(run, plan, write.stop);
       if (!written) return undefined; // gone, or done elsewhere meanwhile
       if (write.requeueAfterMs !== 0) {
         return write.requeueAfterMs === undefined ? undefined : { requeueAfterMs: write.requeueAfterMs };
       }
-      run = written;
+      run = written.run;
     }
     return run && !isDone(run) ? { requeueAfterMs: 0 } : undefined;
   }
@@ -96,9 +101,15 @@ export class TaskReconciler implements Reconciler {
     return refOutcome(cached ?? (await requestResolution(this.deps.client, remote.input)));
   }
 
-  /** Writes the change if the run still needs it; undefined when gone, done or changed elsewhere. */
-  private async write(run: AnyRun, write: StatusWrite): Promise<AnyRun | undefined> {
+  /**
+   * Writes the change if the run still needs it, and returns the run as it now is; undefined when
+   * gone, done elsewhere or given a new spec. `moved` when a conflict showed a status other than the
+   * one the change was planned from: that change is never written over it.
+   */
+  private async write(run: AnyRun, write: StatusWrite): Promise<{ run: AnyRun; moved?: true } | undefined> {
     let superseded = false;
+    let moved: AnyRun | undefined;
+    let unchanged: AnyRun | undefined;
     const written = await lockedMergePatch(
       this.deps.client,
       runViewOf(run).resource,
@@ -111,18 +122,24 @@ export class TaskReconciler implements Reconciler {
           return undefined;
         }
         superseded = false;
+        // after a conflict (latest is then a fresh copy): a status that moved on needs a new plan
+        moved = latest !== run && !isDeepStrictEqual(latest.status, run.status) ? latest : undefined;
+        if (moved) return undefined;
         const changes = changedFields(
           latest.status as Record<string, unknown> | undefined,
           write.change as Record<string, unknown>,
         );
+        unchanged = changes ? undefined : latest;
         return changes ? { status: changes } : undefined;
       },
       { subresource: "status" },
     );
     if (superseded) return undefined;
+    if (moved) return { run: moved, moved: true };
     if (written && write.event)
       this.deps.recorder.record(written, write.event.type, write.event.reason, write.event.message);
-    return written ?? run;
+    const current = written ?? unchanged; // neither: the run is gone (404)
+    return current && { run: current };
   }
 
   private async stopTask(run: AnyRun, plan: RunPlan, why: "cancelled" | "timedOut"): Promise<void> {
