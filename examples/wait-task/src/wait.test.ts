@@ -182,6 +182,21 @@ const ROWS: { name: string; ctx: Ctx; want: Step }[] = [
     ),
   },
   {
+    name: "no request could be made (an invalid resolver name)",
+    ctx: {
+      ref: {
+        state: "failed",
+        request: "",
+        reason: "InvalidResolver",
+        message: 'resolver "Git" is not a valid resolver name',
+      },
+    },
+    want: invalid(
+      "InvalidResolver",
+      'Could not resolve the Wait definition: resolver "Git" is not a valid resolver name',
+    ),
+  },
+  {
     name: "the definition's duration default when the run passes none",
     ctx: { elapsed: 1000, ref: definition([{ name: "duration", default: "3s" }]) },
     want: waiting(2000),

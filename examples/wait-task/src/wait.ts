@@ -35,10 +35,9 @@ function definitionStep(ref: RefOutcome): Step | undefined {
     return { type: "running", message: `Waiting for definition from ResolutionRequest ${ref.request}` };
   if (ref.state === "failed") {
     const why = ref.quarryReason ? `${ref.quarryReason}: ${ref.message}` : ref.message;
-    return invalid(
-      ref.reason,
-      `Could not resolve the Wait definition (ResolutionRequest ${ref.request}): ${why}`,
-    );
+    // no request name when none could be made (an invalid resolver name)
+    const where = ref.request ? ` (ResolutionRequest ${ref.request})` : "";
+    return invalid(ref.reason, `Could not resolve the Wait definition${where}: ${why}`);
   }
   return undefined;
 }
