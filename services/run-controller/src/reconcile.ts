@@ -4,7 +4,6 @@
 // enforced (TEP-0002's initial-update timeout, a cancel or timeout the owning
 // controller did not honour within the grace period). No I/O here.
 
-import { isDeepStrictEqual } from "node:util";
 import {
   type AnyRun,
   type ChildReference,
@@ -33,6 +32,11 @@ import { type RequestResolutionInput, readOutcome } from "@quarry/requester";
 import { policyFor, type RunControllerConfig } from "./config.ts";
 
 export const ReasonControllerNotFound = "ControllerNotFound";
+
+/** status.annotations key: the name of the run's ResolutionRequest. */
+export const ANNOTATION_RUN_REQUEST = "quarry.dev/resolution-request";
+/** status.annotations key: the request's refSource as JSON (what exactly ran). */
+export const ANNOTATION_RUN_REF_SOURCE = "quarry.dev/ref-source";
 
 export interface RunWorld {
   now: number;
@@ -134,11 +138,25 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
 
   if (remote.type === "request") {
     if (!world.request && !done) decision.createRequest = remote.input;
-    const children = withChild(run.status?.childReferences, remote.name);
-    if (children) status.childReferences = children;
+    // Recorded twice: TEP-0100's childReferences and TaskRun-style provenance where the CRD keeps
+    // them (Quarry's, Tekton's schemaless ones), and status.annotations, which every Tekton schema
+    // keeps (v0.70+'s structural CustomRun CRD prunes the other two). The annotations decide
+    // whether anything is left to write, so a pruning schema never causes a write loop.
+    const annotations = run.status?.annotations ?? {};
+    const recorded: Record<string, string> = {};
+    // only a request that exists or is being created now is a child (a done run gets none)
+    const isChild = world.request !== undefined || decision.createRequest !== undefined;
+    if (isChild && annotations[ANNOTATION_RUN_REQUEST] !== remote.name) {
+      recorded[ANNOTATION_RUN_REQUEST] = remote.name;
+      status.childReferences =
+        withChild(run.status?.childReferences, remote.name) ?? run.status?.childReferences ?? [];
+    }
     const refSource = provenanceOf(world.request);
-    if (refSource && !isDeepStrictEqual(run.status?.provenance?.refSource, refSource))
+    if (refSource && annotations[ANNOTATION_RUN_REF_SOURCE] !== JSON.stringify(refSource)) {
+      recorded[ANNOTATION_RUN_REF_SOURCE] = JSON.stringify(refSource);
       status.provenance = { refSource };
+    }
+    if (Object.keys(recorded).length) status.annotations = { ...annotations, ...recorded };
   }
 
   if (!done && policy.enabled) {
