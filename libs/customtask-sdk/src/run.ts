@@ -20,7 +20,11 @@ import type { CustomTask } from "./task.ts";
 export interface RunCustomTaskOptions {
   /** The task's ConfigMap in the service's namespace (key `default-timeout`, Tekton's 60m by default). */
   configMap: string;
-  /** Which flavours to serve; both by default. A cluster without the v1alpha1 Run CRD passes ["CustomRun"]. */
+  /**
+   * Which flavours to serve; by default QUARRY_RUN_FLAVOURS (as the run-controller reads it), else
+   * both. A cluster without the v1alpha1 Run CRD (Tekton today) needs "CustomRun" only: an informer
+   * on a missing resource never syncs, and nothing starts until every informer has.
+   */
   flavours?: readonly ("Run" | "CustomRun")[];
   runtime?: ServiceRuntime;
 }
@@ -38,6 +42,16 @@ export function parseTaskConfig(data: Record<string, string>, defaults: TaskConf
   };
 }
 
+function flavoursFromEnv(): ("Run" | "CustomRun")[] {
+  const text = process.env.QUARRY_RUN_FLAVOURS ?? "Run,CustomRun";
+  return text.split(",").map((f) => {
+    const flavour = f.trim();
+    if (flavour !== "Run" && flavour !== "CustomRun")
+      throw new Error(`QUARRY_RUN_FLAVOURS: unknown flavour "${flavour}" (use Run, CustomRun or both)`);
+    return flavour;
+  });
+}
+
 export async function runCustomTask(task: CustomTask, opts: RunCustomTaskOptions): Promise<ServiceRuntime> {
   const name = `${task.kind.toLowerCase()}-task`;
   const runtime = opts.runtime ?? new ServiceRuntime(name);
@@ -48,7 +62,7 @@ export async function runCustomTask(task: CustomTask, opts: RunCustomTaskOptions
   );
   // only requests made for runs: a custom task has no business with the rest
   const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { labelSelector: LABEL_RUN });
-  for (const flavour of opts.flavours ?? ["Run", "CustomRun"]) {
+  for (const flavour of opts.flavours ?? flavoursFromEnv()) {
     const rt = flavour === "Run" ? runs : customRuns;
     const informer = runtime.informer<Run | CustomRun>(rt) as Informer<AnyRun>;
     const controller = runtime.controller(
