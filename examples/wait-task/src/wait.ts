@@ -15,6 +15,12 @@ export const WAIT_KIND = "Wait";
 /** A duration this long is almost certainly a mistake (and overflows timers); refuse it. */
 const MAX_DURATION_MS = 7 * 24 * 3600 * 1000;
 
+/** Names for a message, bounded: a run with thousands of params must not make a huge status. */
+function listed(names: string[]): string {
+  const shown = names.slice(0, 10).map((n) => n.slice(0, 64));
+  return names.length > 10 ? `${shown.join(" ")} … and ${names.length - 10} more` : shown.join(" ");
+}
+
 function invalid(reason: string, message: string): Step {
   return { type: "failed", reason, message, retryable: false };
 }
@@ -72,7 +78,7 @@ export class WaitTask implements CustomTask {
     const given = ctx.view.params;
     const unexpected = given.map((p) => p.name).filter((n) => n !== "duration");
     if (unexpected.length)
-      return invalid("UnexpectedParams", `Found unexpected params: [${unexpected.join(" ")}]`);
+      return invalid("UnexpectedParams", `Found unexpected params: [${listed(unexpected)}]`);
     const value =
       given.find((p) => p.name === "duration")?.value ??
       (ref.state === "resolved" ? declaredDefault(ref.object) : undefined);

@@ -30,6 +30,7 @@ import {
 import { formatDuration } from "@quarry/kube";
 import { type RequestResolutionInput, readOutcome } from "@quarry/requester";
 import { policyFor, type RunControllerConfig } from "./config.ts";
+import { ReasonInvalidRunSpec, runSpecProblem } from "./validate.ts";
 
 export const ReasonControllerNotFound = "ControllerNotFound";
 
@@ -164,7 +165,11 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
     // a definition that can never be resolved ends a run nobody has picked up yet; a controller
     // already managing the run reads the failure itself (customtask-sdk's resolvedRef)
     const failed = remote.type === "request" && world.request ? readOutcome(world.request) : undefined;
-    if (uninitialised && (remote.type === "invalid" || failed?.state === "failed")) {
+    const problem = uninitialised ? runSpecProblem(run) : undefined;
+    if (problem) {
+      Object.assign(status, markFailed(run, world.now, ReasonInvalidRunSpec, problem));
+      decision.enforcement = { reason: ReasonInvalidRunSpec, message: problem, why: problem };
+    } else if (uninitialised && (remote.type === "invalid" || failed?.state === "failed")) {
       const message =
         remote.type === "invalid"
           ? remote.message
