@@ -83,7 +83,9 @@ export class RunReconciler implements Reconciler {
     if (written && outcome.enforcement) {
       const { reason, message, why } = outcome.enforcement;
       this.deps.log.info({ key, kind: run.kind, reason, message }, "enforced the custom-task contract");
-      this.deps.recorder.record(written, "Warning", reason, `${why}: ${message}`);
+      // ControllerNotFound and ResolutionFailed explain themselves: their message is the why
+      const text = why === message ? message : `${why}: ${message}`;
+      this.deps.recorder.record(written, "Warning", reason, text);
       this.deps.onEnforcement?.(reason, run.kind);
     }
     if (!written && !outcome.status) this.forgetIfDone(run);
