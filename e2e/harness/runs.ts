@@ -13,7 +13,7 @@ import {
   type RunRef,
   runs,
 } from "@quarry/api";
-import type { KubeClient } from "@quarry/kube";
+import { isApiError, type KubeClient } from "@quarry/kube";
 import type { Scenario } from "./scenario.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -111,4 +111,87 @@ export function writeRunStatus(
   status: Record<string, unknown>,
 ): Promise<AnyRun> {
   return client.mergePatch<AnyRun>(resourceOf(flavour), namespace, name, { status }, "status");
+}
+
+export interface RunTransitionRecorder {
+  /**
+   * Per run name, one entry for each change of its Succeeded condition as a watch saw it:
+   * "none", then "status/reason". Stricter than recordTransitions: a rewrite of the same
+   * state (a new lastTransitionTime or message) is an entry of its own, so a condition
+   * written twice shows as two terminal entries.
+   */
+  transitions: Map<string, string[]>;
+  stop(): void;
+}
+
+/** Records the Succeeded condition of every run of one flavour in the namespace, through a watch. */
+export function recordRunTransitions(
+  client: KubeClient,
+  flavour: RunFlavour,
+  namespace: string,
+): RunTransitionRecorder {
+  const transitions = new Map<string, string[]>();
+  const last = new Map<string, string>();
+  const abort = new AbortController();
+  void (async () => {
+    let resourceVersion: string | undefined;
+    while (!abort.signal.aborted) {
+      try {
+        for await (const ev of client.watch<AnyRun>(
+          resourceOf(flavour),
+          namespace,
+          { resourceVersion },
+          abort.signal,
+        )) {
+          if (ev.type === "ERROR") {
+            // 410 Gone: that resourceVersion is compacted; start over (a fresh watch lists what exists)
+            resourceVersion = undefined;
+            break;
+          }
+          resourceVersion = ev.object.metadata?.resourceVersion ?? resourceVersion;
+          const name = ev.object.metadata?.name;
+          if (!name || ev.type === "BOOKMARK" || ev.type === "DELETED") continue;
+          const c = runSucceeded(ev.object);
+          const seen = JSON.stringify(c ?? null);
+          if (last.get(name) === seen) continue;
+          last.set(name, seen);
+          const seq = transitions.get(name) ?? [];
+          seq.push(c ? `${c.status}/${c.reason ?? ""}` : "none");
+          transitions.set(name, seq);
+        }
+      } catch (err) {
+        if (isApiError(err, 410)) resourceVersion = undefined;
+        // retried: the apiserver restarting, or a fresh CRD's watch cache answering 429
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  })();
+  return { transitions, stop: () => abort.abort() };
+}
+
+export interface RunEvents {
+  /** Event objects about the run. */
+  objects: number;
+  /** Their summed `count` (what aggregation by the apiserver or a recorder folds into one object). */
+  count: number;
+}
+
+/** Events of one type and reason about runs of one flavour, per run name. */
+export async function runEventCounts(
+  client: KubeClient,
+  namespace: string,
+  flavour: RunFlavour,
+  reason: string,
+  type = "Warning",
+): Promise<Map<string, RunEvents>> {
+  const list = await client.request<{
+    items: { type: string; reason: string; count?: number; involvedObject: { kind: string; name: string } }[];
+  }>("GET", `/api/v1/namespaces/${namespace}/events`);
+  const out = new Map<string, RunEvents>();
+  for (const e of list.items) {
+    if (e.type !== type || e.reason !== reason || e.involvedObject.kind !== flavour) continue;
+    const seen = out.get(e.involvedObject.name) ?? { objects: 0, count: 0 };
+    out.set(e.involvedObject.name, { objects: seen.objects + 1, count: seen.count + (e.count ?? 1) });
+  }
+  return out;
 }
