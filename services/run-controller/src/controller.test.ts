@@ -32,6 +32,8 @@ import { ANNOTATION_RUN_REQUEST } from "./reconcile.ts";
 const log = createLogger({ service: "test", level: "silent" });
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+/** A stamp exact to the ms (the tests count from T0 itself); apiserver stamps (`at`) are whole seconds. */
+const exact = (ms: number) => new Date(T0 + ms).toISOString();
 const GRACE = 30_000;
 
 const WAIT_API = "wait.testing.tekton.dev/v1beta1";
@@ -43,6 +45,7 @@ const PARAMS: Param[] = [
 const REQUEST = requestNameFor({ resolverType: "git", namespace: "ns", name: "x", spec: { params: PARAMS } });
 const REQUEST_CHILD = { apiVersion: RESOLUTION_V1BETA1, kind: RESOLUTION_REQUEST_KIND, name: REQUEST };
 /** The request recorded on the run: childReferences, and status.annotations for schemas that prune them. */
+const TAKEN = `ResolutionRequest ${REQUEST} already exists and asks for something else (param "pathInRepo" missing from the existing request; param "url" has another value); it is not this run's`;
 const RECORDED = { childReferences: [REQUEST_CHILD], annotations: { [ANNOTATION_RUN_REQUEST]: REQUEST } };
 const NOT_FOUND = `no controller initialised the status of this CustomRun within 30s: nothing handles ${TARGET}`;
 const PIPELINE_CANCEL = "CustomRun cancelled as the PipelineRun it belongs to has been cancelled.";
@@ -56,7 +59,7 @@ function customRun(
   const run: CustomRun = {
     apiVersion: "tekton.dev/v1beta1",
     kind: "CustomRun",
-    metadata: { name: "x", namespace: "ns", uid: "uid-x", creationTimestamp: at(0) },
+    metadata: { name: "x", namespace: "ns", uid: "uid-x", creationTimestamp: exact(0) },
     spec: { customRef, ...opts.spec },
   };
   if (opts.status) run.status = opts.status;
@@ -239,7 +242,7 @@ const rows: Row[] = [
     wantEnforcements: [["CustomRunTimedOut", "CustomRun"]],
   },
   {
-    name: "a request under the run's name asking for other params: no throw, no adoption",
+    name: "a request under the run's name asking for other params: not adopted, the run fails saying so",
     run: customRun({ remote: true }),
     serverOnly: [
       {
@@ -249,10 +252,11 @@ const rows: Row[] = [
       },
     ],
     now: 1_000,
-    wantActions: [createRequest(409), statusPatch("1", RECORDED)],
-    wantRequeueMs: 29_000,
-    // the informer never sees it (no quarry.dev/run label), so every reconcile asks again
-    wantSecond: [createRequest(409)],
+    wantActions: [createRequest(409), statusPatch("1", failed("ResolutionFailed", TAKEN, 1_000))],
+    wantEvents: [{ object: "ns/x", type: "Warning", reason: "ResolutionFailed", message: TAKEN }],
+    wantEnforcements: [["ResolutionFailed", "CustomRun"]],
+    // done: no create again, no child recorded
+    wantSecond: [],
   },
   {
     name: "a done run: nothing, whatever its deadlines",

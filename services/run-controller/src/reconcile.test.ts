@@ -36,6 +36,8 @@ import {
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+/** A stamp exact to the ms (the rows count from T0 itself); apiserver stamps (`at`) are whole seconds. */
+const exact = (ms: number) => new Date(T0 + ms).toISOString();
 const HOUR = 3_600_000;
 const GRACE = 30_000;
 
@@ -81,7 +83,7 @@ const pipelineCancelMessage = (kind: RunFlavour) =>
   `${kind} cancelled as the PipelineRun it belongs to has been cancelled.`;
 
 function mkRun(kind: RunFlavour, g: Given): AnyRun {
-  const metadata = { name: "x", namespace: "ns", uid: "uid-x", creationTimestamp: at(0) };
+  const metadata = { name: "x", namespace: "ns", uid: "uid-x", creationTimestamp: exact(0) };
   const fields: Record<string, string> = {};
   if (g.timeout !== undefined) fields.timeout = g.timeout;
   if (g.cancel !== undefined) {
@@ -698,6 +700,22 @@ test("the created request: Tekton's deterministic name, the run as controller ow
   }
 });
 
+test("a whole-second creationTimestamp counts from the end of its second: the timeout is never cut short", () => {
+  for (const kind of ["Run", "CustomRun"] as const) {
+    const run = mkRun(kind, {});
+    run.metadata = { ...run.metadata, creationTimestamp: at(0) }; // created somewhere in [T0, T0+1s)
+    const world = (now: number): RunWorld => ({
+      now: T0 + now,
+      config: defaultRunControllerConfig,
+      request: undefined,
+      cancelSeenAt: undefined,
+    });
+    assert.deepEqual(decide(run, world(0)), { requeueAfterMs: 31_000 }, kind);
+    assert.deepEqual(decide(run, world(30_999)), { requeueAfterMs: 1 }, kind);
+    assert.equal(decide(run, world(31_000)).enforcement?.reason, "ControllerNotFound", kind);
+  }
+});
+
 // ---- cancelRequestedAt ----
 
 interface ManagedFieldsEntry {
@@ -744,14 +762,19 @@ const cancelRows: CancelRow[] = [
   { name: "empty managedFields: unknown", managedFields: [], want: undefined },
   { name: "nobody owns spec.status: unknown", managedFields: [created], want: undefined },
   {
-    name: "the entry owning spec.status gives the time",
+    name: "the entry owning spec.status gives the time, a whole-second one from the end of its second",
     managedFields: [created, cancelledBy("pipelinerun-controller", at(5_000))],
-    want: T0 + 5_000,
+    want: T0 + 6_000,
+  },
+  {
+    name: "a time with a fraction is taken as it is",
+    managedFields: [created, cancelledBy("pipelinerun-controller", exact(5_250))],
+    want: T0 + 5_250,
   },
   {
     name: "status-subresource entries are ignored, whatever they list",
     managedFields: [created, cancelledBy("pipelinerun-controller", at(5_000)), statusWrite(at(9_000))],
-    want: T0 + 5_000,
+    want: T0 + 6_000,
   },
   {
     name: "several entries own spec.status: the latest",
@@ -759,7 +782,7 @@ const cancelRows: CancelRow[] = [
       cancelledBy("kubectl-patch", at(7_000)),
       cancelledBy("pipelinerun-controller", at(5_000)),
     ],
-    want: T0 + 7_000,
+    want: T0 + 8_000,
   },
   {
     name: "an entry without a time is skipped",
@@ -767,7 +790,7 @@ const cancelRows: CancelRow[] = [
       cancelledBy("kubectl-patch", undefined),
       cancelledBy("pipelinerun-controller", at(5_000)),
     ],
-    want: T0 + 5_000,
+    want: T0 + 6_000,
   },
 ];
 

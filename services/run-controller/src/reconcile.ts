@@ -69,6 +69,16 @@ const ms = (iso: string | undefined): number | undefined => {
   return Number.isNaN(t) ? undefined : t;
 };
 
+/**
+ * When a period that starts at an apiserver-stamped event (creation, the cancel) starts at the
+ * earliest: such stamps have whole seconds and are truncated, so the event happened up to 1s after
+ * a stamp without a fraction. Counting from the stamp itself would cut the period short by up to 1s.
+ */
+const eventTime = (iso: string | undefined): number | undefined => {
+  const t = ms(iso);
+  return t === undefined || /\.\d/.test(iso ?? "") ? t : t + 1000;
+};
+
 /** childReferences with the request added (others, e.g. a task's own children, kept). */
 function withChild(current: ChildReference[] | undefined, name: string): ChildReference[] | undefined {
   const list = current ?? [];
@@ -104,7 +114,7 @@ function enforce(
   }
   const initialised = getCondition(run, CONDITION_SUCCEEDED) !== undefined;
   if (!initialised) {
-    const created = ms(run.metadata.creationTimestamp) ?? world.now;
+    const created = eventTime(run.metadata.creationTimestamp) ?? world.now;
     if (!due(created + policy.initialUpdateTimeoutMs)) return undefined;
     const message = `no controller initialised the status of this ${run.kind} within ${formatDuration(policy.initialUpdateTimeoutMs)}: nothing handles ${targetName(view)}`;
     return {
@@ -202,7 +212,7 @@ function nextDeadline(run: AnyRun, world: RunWorld): number | undefined {
   if (view.cancelRequested && world.cancelSeenAt !== undefined)
     deadlines.push(world.cancelSeenAt + policy.graceMs);
   if (getCondition(run, CONDITION_SUCCEEDED) === undefined) {
-    deadlines.push((ms(run.metadata.creationTimestamp) ?? world.now) + policy.initialUpdateTimeoutMs);
+    deadlines.push((eventTime(run.metadata.creationTimestamp) ?? world.now) + policy.initialUpdateTimeoutMs);
   } else {
     const started = ms(run.status?.startTime);
     const timeout = runTimeoutMs(run, world.config.defaultTimeoutMs);
@@ -224,7 +234,7 @@ export function cancelRequestedAt(run: AnyRun): number | undefined {
   for (const e of entries) {
     const spec = e.fieldsV1?.["f:spec"] as Record<string, unknown> | undefined;
     if (!spec || !("f:status" in spec) || e.subresource) continue;
-    const t = ms(e.time);
+    const t = eventTime(e.time);
     if (t !== undefined && (at === undefined || t > at)) at = t;
   }
   return at;
