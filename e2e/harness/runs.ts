@@ -15,6 +15,7 @@ import {
 } from "@quarry/api";
 import { isApiError, type KubeClient } from "@quarry/kube";
 import type { Scenario } from "./scenario.ts";
+import type { RunningService } from "./service.ts";
 import { waitUntil } from "./wait.ts";
 
 export const FLAVOURS: readonly RunFlavour[] = ["CustomRun", "Run"];
@@ -112,6 +113,140 @@ export function writeRunStatus(
 ): Promise<AnyRun> {
   return client.mergePatch<AnyRun>(resourceOf(flavour), namespace, name, { status }, "status");
 }
+
+/** `quarry_run_enforcements_total{reason, kind}` on the run-controller's /metrics (0 when absent). */
+export async function enforcementCount(
+  runController: RunningService,
+  reason: string,
+  flavour: RunFlavour,
+): Promise<number> {
+  const { body } = await runController.ops("/metrics");
+  const line = body
+    .split("\n")
+    .find((l) => l.startsWith(`quarry_run_enforcements_total{reason="${reason}",kind="${flavour}"} `));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
+export interface RunEvent {
+  type: string;
+  reason: string;
+  message: string;
+  /** The service that recorded it (source.component): "run-controller", "wait-task", ... */
+  component: string;
+}
+
+/** The core/v1 Events recorded on one run. */
+export async function runEvents(
+  client: KubeClient,
+  flavour: RunFlavour,
+  namespace: string,
+  name: string,
+): Promise<RunEvent[]> {
+  const list = await client.request<{
+    items: {
+      type: string;
+      reason: string;
+      message?: string;
+      source?: { component?: string };
+      involvedObject: { kind?: string; name?: string };
+    }[];
+  }>("GET", `/api/v1/namespaces/${namespace}/events`);
+  return list.items
+    .filter((e) => e.involvedObject.kind === flavour && e.involvedObject.name === name)
+    .map((e) => ({
+      type: e.type,
+      reason: e.reason,
+      message: e.message ?? "",
+      component: e.source?.component ?? "",
+    }));
+}
+
+/** One state of a run's Succeeded condition as a watch saw it. */
+export interface RunState {
+  /** When the watch delivered it (ms, this machine's clock). */
+  at: number;
+  status: string;
+  reason: string;
+  message: string;
+  /** status.retriesStatus length */
+  retries: number;
+}
+
+export interface RunStateRecorder {
+  /** Resolves once the watch is in place: every later change is recorded. */
+  ready: Promise<void>;
+  /** Changes (status, reason, message or retries) per run name, in order; "none" before any condition. */
+  states: Map<string, RunState[]>;
+  stop(): void;
+}
+
+/** Records every change of each run's Succeeded condition (and attempt count) through a watch. */
+export function recordRunStates(
+  client: KubeClient,
+  flavour: RunFlavour,
+  namespace: string,
+): RunStateRecorder {
+  const states = new Map<string, RunState[]>();
+  const abort = new AbortController();
+  const rt = resourceOf(flavour);
+  const note = (run: AnyRun) => {
+    const name = run.metadata?.name;
+    if (!name) return;
+    const c = runSucceeded(run);
+    const state: RunState = {
+      at: Date.now(),
+      status: c?.status ?? "none",
+      reason: c?.reason ?? "",
+      message: c?.message ?? "",
+      retries: run.status?.retriesStatus?.length ?? 0,
+    };
+    const seq = states.get(name) ?? [];
+    const last = seq[seq.length - 1];
+    const same =
+      last &&
+      last.status === state.status &&
+      last.reason === state.reason &&
+      last.message === state.message &&
+      last.retries === state.retries;
+    if (!same) seq.push(state);
+    states.set(name, seq);
+  };
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((r) => {
+    markReady = r;
+  });
+  void (async () => {
+    let resourceVersion: string | undefined;
+    while (!abort.signal.aborted) {
+      try {
+        if (resourceVersion === undefined) {
+          const list = await client.list<AnyRun>(rt, namespace, {}, abort.signal);
+          for (const run of list.items) note(run);
+          resourceVersion = list.metadata?.resourceVersion;
+          markReady();
+        }
+        for await (const ev of client.watch<AnyRun>(rt, namespace, { resourceVersion }, abort.signal)) {
+          if (ev.type === "ERROR") {
+            resourceVersion = undefined; // expired: list again
+            break;
+          }
+          resourceVersion = ev.object.metadata?.resourceVersion ?? resourceVersion;
+          if (ev.type !== "BOOKMARK") note(ev.object);
+        }
+      } catch {
+        // a fresh CRD's watch cache answers 429 for a moment; the stream may also just end
+        if (!abort.signal.aborted) await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  })();
+  return { ready, states, stop: () => abort.abort() };
+}
+
+/** Initialised and not done (Succeeded Unknown with a startTime). */
+export const runStarted = (run: AnyRun) => runSucceeded(run)?.status === "Unknown" && !!run.status?.startTime;
+
+/** A time as Kubernetes (metav1.Time) writes it: whole seconds. */
+export const metaTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 export interface RunTransitionRecorder {
   /**
