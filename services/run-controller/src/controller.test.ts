@@ -45,6 +45,7 @@ const PARAMS: Param[] = [
 const REQUEST = requestNameFor({ resolverType: "git", namespace: "ns", name: "x", spec: { params: PARAMS } });
 const REQUEST_CHILD = { apiVersion: RESOLUTION_V1BETA1, kind: RESOLUTION_REQUEST_KIND, name: REQUEST };
 /** The request recorded on the run: childReferences, and status.annotations for schemas that prune them. */
+const TAKEN = `ResolutionRequest ${REQUEST} already exists and asks for something else (param "pathInRepo" missing from the existing request; param "url" has another value); it is not this run's`;
 const RECORDED = { childReferences: [REQUEST_CHILD], annotations: { [ANNOTATION_RUN_REQUEST]: REQUEST } };
 const NOT_FOUND = `no controller initialised the status of this CustomRun within 30s: nothing handles ${TARGET}`;
 const PIPELINE_CANCEL = "CustomRun cancelled as the PipelineRun it belongs to has been cancelled.";
@@ -241,7 +242,7 @@ const rows: Row[] = [
     wantEnforcements: [["CustomRunTimedOut", "CustomRun"]],
   },
   {
-    name: "a request under the run's name asking for other params: no throw, no adoption",
+    name: "a request under the run's name asking for other params: not adopted, the run fails saying so",
     run: customRun({ remote: true }),
     serverOnly: [
       {
@@ -251,10 +252,11 @@ const rows: Row[] = [
       },
     ],
     now: 1_000,
-    wantActions: [createRequest(409), statusPatch("1", RECORDED)],
-    wantRequeueMs: 29_000,
-    // the informer never sees it (no quarry.dev/run label), so every reconcile asks again
-    wantSecond: [createRequest(409)],
+    wantActions: [createRequest(409), statusPatch("1", failed("ResolutionFailed", TAKEN, 1_000))],
+    wantEvents: [{ object: "ns/x", type: "Warning", reason: "ResolutionFailed", message: TAKEN }],
+    wantEnforcements: [["ResolutionFailed", "CustomRun"]],
+    // done: no create again, no child recorded
+    wantSecond: [],
   },
   {
     name: "a done run: nothing, whatever its deadlines",

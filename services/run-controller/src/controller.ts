@@ -60,6 +60,7 @@ export class RunReconciler implements Reconciler {
           { key, err: errorMessage(err) },
           "run's request name is taken by a different request",
         );
+        world = { ...world, requestConflict: err.differences.join("; ") };
       }
     }
     let applied: RunDecision | undefined;
@@ -68,7 +69,11 @@ export class RunReconciler implements Reconciler {
       runView(run).resource,
       run,
       (latest) => {
-        applied = decide(latest, { ...this.world(latest), request: world.request });
+        applied = decide(latest, {
+          ...this.world(latest),
+          request: world.request,
+          requestConflict: world.requestConflict,
+        });
         const changes =
           applied.status &&
           changedFields(

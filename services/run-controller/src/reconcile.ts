@@ -28,7 +28,7 @@ import {
   timeoutMessage,
 } from "@quarry/customtask-sdk";
 import { formatDuration } from "@quarry/kube";
-import { type RequestResolutionInput, readOutcome } from "@quarry/requester";
+import { type RequestResolutionInput, readOutcome, requestDifferences } from "@quarry/requester";
 import { policyFor, type RunControllerConfig } from "./config.ts";
 import { ReasonInvalidRunSpec, runSpecProblem } from "./validate.ts";
 
@@ -44,6 +44,11 @@ export interface RunWorld {
   config: RunControllerConfig;
   /** The run's ResolutionRequest (by its deterministic name), if it exists. */
   request: ResolutionRequest | undefined;
+  /**
+   * Set when a different request already holds the run's name (what differs): it is not the
+   * run's child, and a run nobody has picked up fails instead of waiting on it.
+   */
+  requestConflict?: string | undefined;
   /** When the cancel was first seen (ms); the grace period counts from here. */
   cancelSeenAt: number | undefined;
 }
@@ -147,7 +152,15 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
   const policy = policyFor(world.config, view.target);
   const remote = remoteRequest(run);
 
-  if (remote.type === "request") {
+  // a cached request under the run's name that asks for something else is not the run's
+  const conflict =
+    remote.type === "request"
+      ? (world.requestConflict ??
+          (world.request && requestDifferences(world.request, remote.input).join("; ")) ??
+          undefined) ||
+        undefined
+      : undefined;
+  if (remote.type === "request" && !conflict) {
     if (!world.request && !done) decision.createRequest = remote.input;
     // Recorded twice: TEP-0100's childReferences and TaskRun-style provenance where the CRD keeps
     // them (Quarry's, Tekton's schemaless ones), and status.annotations, which every Tekton schema
@@ -174,11 +187,16 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
     const uninitialised = getCondition(run, CONDITION_SUCCEEDED) === undefined;
     // a definition that can never be resolved ends a run nobody has picked up yet; a controller
     // already managing the run reads the failure itself (customtask-sdk's resolvedRef)
-    const failed = remote.type === "request" && world.request ? readOutcome(world.request) : undefined;
+    const failed =
+      remote.type === "request" && world.request && !conflict ? readOutcome(world.request) : undefined;
     const problem = uninitialised ? runSpecProblem(run) : undefined;
     if (problem) {
       Object.assign(status, markFailed(run, world.now, ReasonInvalidRunSpec, problem));
       decision.enforcement = { reason: ReasonInvalidRunSpec, message: problem, why: problem };
+    } else if (uninitialised && conflict && remote.type === "request") {
+      const message = `ResolutionRequest ${remote.name} already exists and asks for something else (${conflict}); it is not this run's`;
+      Object.assign(status, markFailed(run, world.now, "ResolutionFailed", message));
+      decision.enforcement = { reason: "ResolutionFailed", message, why: message };
     } else if (uninitialised && (remote.type === "invalid" || failed?.state === "failed")) {
       const message =
         remote.type === "invalid"
