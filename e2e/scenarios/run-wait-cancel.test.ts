@@ -18,6 +18,7 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { setConfig, useScenario } from "../harness/scenario.ts";
+import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("run-wait-cancel", {
   setup: (scn) =>
@@ -60,7 +61,15 @@ for (const flavour of FLAVOURS) {
     assert.equal(run.status?.results, undefined, "a cancelled Wait has no results");
 
     // the Wait controller said so; the run-controller never stepped in
-    const events = await runEvents(scn.admin, flavour, scn.namespace, name);
+    // Events are recorded after the write, asynchronously
+    const events = await waitUntil(
+      "the Wait controller's Event",
+      async () => {
+        const list = await runEvents(scn.admin, flavour, scn.namespace, name);
+        return list.some((e) => e.reason === CANCELLED[flavour]) && list;
+      },
+      { timeoutMs: 5000 },
+    );
     assert.deepEqual(
       events.filter((e) => e.reason === CANCELLED[flavour]),
       [{ type: "Normal", reason: CANCELLED[flavour], message: statusMessage, component: "wait-task" }],
