@@ -151,6 +151,9 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
   const view = runView(run);
   const policy = policyFor(world.config, view.target);
   const remote = remoteRequest(run);
+  const uninitialised = getCondition(run, CONDITION_SUCCEEDED) === undefined;
+  // a spec nobody can act on fails the run below, at once: no resolver is asked for its definition
+  const problem = !done && policy.enabled && uninitialised ? runSpecProblem(run) : undefined;
 
   // a cached request under the run's name that asks for something else is not the run's
   const conflict =
@@ -161,7 +164,7 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
         undefined
       : undefined;
   if (remote.type === "request" && !conflict) {
-    if (!world.request && !done) decision.createRequest = remote.input;
+    if (!world.request && !done && !problem) decision.createRequest = remote.input;
     // Recorded twice: TEP-0100's childReferences and TaskRun-style provenance where the CRD keeps
     // them (Quarry's, Tekton's schemaless ones), and status.annotations, which every Tekton schema
     // keeps (v0.70+'s structural CustomRun CRD prunes the other two). The annotations decide
@@ -184,12 +187,10 @@ export function decide(run: AnyRun, world: RunWorld): RunDecision {
   }
 
   if (!done && policy.enabled) {
-    const uninitialised = getCondition(run, CONDITION_SUCCEEDED) === undefined;
     // a definition that can never be resolved ends a run nobody has picked up yet; a controller
     // already managing the run reads the failure itself (customtask-sdk's resolvedRef)
     const failed =
       remote.type === "request" && world.request && !conflict ? readOutcome(world.request) : undefined;
-    const problem = uninitialised ? runSpecProblem(run) : undefined;
     if (problem) {
       Object.assign(status, markFailed(run, world.now, ReasonInvalidRunSpec, problem));
       decision.enforcement = { reason: ReasonInvalidRunSpec, message: problem, why: problem };
