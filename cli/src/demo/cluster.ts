@@ -15,6 +15,7 @@ import { BUNDLE_PIPELINE, BUNDLE_REPO, BUNDLE_TASK, type DemoBundle, startDemoRe
 import { childrenMentioning, stopPids } from "./children.ts";
 import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
+import { DEMO_INITIAL_UPDATE_TIMEOUT } from "./runs.ts";
 import { type DemoService, startDemoService } from "./services.ts";
 import type { Teardown } from "./teardown.ts";
 
@@ -34,7 +35,14 @@ export interface DemoCluster {
   services: Record<(typeof SERVICES)[number], DemoService>;
 }
 
-const SERVICES = ["lifecycle-controller", "cluster-resolver", "git-resolver", "bundle-resolver"] as const;
+const SERVICES = [
+  "lifecycle-controller",
+  "cluster-resolver",
+  "git-resolver",
+  "bundle-resolver",
+  "run-controller",
+  "wait-task",
+] as const;
 
 export interface DemoClusterOptions {
   /** Which run CRDs to install (e2e/controlplane/install.ts); default Quarry's. */
@@ -111,6 +119,13 @@ async function configure(scn: Scenario, repo: DemoRepo, bundle: DemoBundle, n: N
   const repos = `${bundle.registry.host.replaceAll(".", "\\.")}/${BUNDLE_REPO}`;
   await setConfig(scn, "bundleresolver-config", { "allowed-repositories": repos });
   n.say(`  ${ns}/bundleresolver-config: allowed-repositories: ${repos}`);
+  await setConfig(scn, "run-controller-config", {
+    "initial-update-timeout": DEMO_INITIAL_UPDATE_TIMEOUT,
+    "enforcement-grace": "5s",
+  });
+  n.say(
+    `  ${ns}/run-controller-config: initial-update-timeout: ${DEMO_INITIAL_UPDATE_TIMEOUT}, enforcement-grace: 5s`,
+  );
   await applyObject(scn.admin, {
     apiVersion: "tekton.dev/v1",
     kind: "Task",

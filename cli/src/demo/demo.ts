@@ -5,12 +5,15 @@
 // `--keep` leaves it running until Ctrl-C so a person can look around.
 import { ociTools } from "../../../e2e/fixtures/registry.ts";
 import { runDescribe } from "../describe.ts";
+import { runDescribeRun } from "../describe-run.ts";
 import { runGet } from "../get.ts";
+import { runGetRuns } from "../get-runs.ts";
 import { runResolve } from "../resolve.ts";
 import { BUNDLE_REPO, BUNDLE_TASK } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK, startDemoCluster } from "./cluster.ts";
 import { HELLO_PATH } from "./git.ts";
 import { Narrator } from "./narrator.ts";
+import { runRunStories } from "./runs.ts";
 import { runStories } from "./stories.ts";
 import { Teardown } from "./teardown.ts";
 import { Tracker } from "./tracker.ts";
@@ -73,12 +76,15 @@ async function walkThrough(
   keep: { keeping: boolean } | undefined,
 ): Promise<void> {
   n.say(
-    "quarry demo: a throwaway cluster, a local git server and OCI registry, Quarry's lifecycle controller and three resolvers, eight requests",
+    "quarry demo: a throwaway cluster, a local git server and OCI registry, Quarry's lifecycle controller, three resolvers, the run-controller and the Wait custom task; eight requests and four runs",
   );
   const cluster = await startDemoCluster(n, teardown, signal);
   const tracker = new Tracker(cluster.admin, n, signal);
   const results = await runStories(cluster, n, tracker);
   n.say(`all eight outcomes seen after ${n.elapsed()}`);
+  signal.throwIfAborted();
+  const runs = await runRunStories(cluster, n);
+  n.say(`all four runs ended as expected after ${n.elapsed()}`);
   signal.throwIfAborted();
 
   out("\n$ quarry get -A\n");
@@ -88,6 +94,14 @@ async function walkThrough(
     signal.throwIfAborted();
     out(`\n$ quarry describe ${name} -n ${namespace}\n`);
     await runDescribe(cluster.admin, namespace!, name!, out);
+  }
+  signal.throwIfAborted();
+  out("\n$ quarry get runs -A\n");
+  await runGetRuns(cluster.admin, { namespace: undefined, flavours: ["CustomRun", "Run"] }, out, out);
+  for (const run of [runs.cancelled, runs.fromGit, runs.nobody]) {
+    signal.throwIfAborted();
+    out(`\n$ quarry describe run ${run.metadata.name} -n ${run.metadata.namespace}\n`);
+    await runDescribeRun(cluster.admin, run.metadata.namespace!, run.metadata.name!, "CustomRun", out);
   }
   signal.throwIfAborted();
   // as the command itself would: the YAML on stdout, progress and refSource on stderr

@@ -23,6 +23,23 @@ spec:
       script: echo "hello from git"
 `;
 
+export const WAIT_PATH = "tasks/wait.yaml";
+
+/** A definition for a Wait run to reference remotely: its default duration is what the run waits. */
+export const WAIT_TASK = `apiVersion: tekton.dev/v1
+kind: Task
+metadata:
+  name: wait
+spec:
+  params:
+    - name: duration
+      default: "2s"
+  steps:
+    - name: wait
+      image: busybox
+      script: sleep 2
+`;
+
 export interface DemoRepo {
   server: GitServer;
   /** What a request's `url` param names, e.g. http://127.0.0.1:41234/catalog.git */
@@ -43,6 +60,7 @@ export async function startDemoGit(dir: string, teardown: Teardown, n: Narrator)
   const repo = await RepoBuilder.create(server.root, "catalog.git");
   try {
     repo.write(HELLO_PATH, HELLO_TASK);
+    repo.write(WAIT_PATH, WAIT_TASK);
     const commit = await repo.commit("Add the hello Task");
     await repo.tag(HELLO_TAG);
     await repo.push();
