@@ -37,6 +37,7 @@ function context(c: Ctx): TaskContext {
     run,
     view: runView(run),
     params: {},
+    spec: undefined,
     now: T0 + (c.elapsed ?? 0),
     startedAt: T0,
     attempt: 1,

@@ -66,6 +66,31 @@ export function parseWaitDuration(value: ParamValue | undefined): { ms: number }
   return { ms };
 }
 
+type DurationSource = { value: ParamValue | undefined } | { step: Step };
+
+/**
+ * An embedded Wait (`customSpec: {apiVersion, kind: Wait, spec: {params, duration}}`): the SDK has
+ * checked the run's params against the spec's declarations and substituted them, so `duration`
+ * is read from the spec; a spec without one takes the `duration` param.
+ */
+function embeddedDuration(ctx: TaskContext): DurationSource {
+  const fromSpec = ctx.spec?.duration;
+  return { value: fromSpec !== undefined ? (fromSpec as ParamValue) : ctx.params.duration };
+}
+
+/** A Wait by ref takes exactly one param, `duration`, else the remote definition's default. */
+function referencedDuration(ctx: TaskContext, ref: RefOutcome): DurationSource {
+  const given = ctx.view.params;
+  const unexpected = given.map((p) => p.name).filter((n) => n !== "duration");
+  if (unexpected.length)
+    return { step: invalid("UnexpectedParams", `Found unexpected params: [${listed(unexpected)}]`) };
+  return {
+    value:
+      given.find((p) => p.name === "duration")?.value ??
+      (ref.state === "resolved" ? declaredDefault(ref.object) : undefined),
+  };
+}
+
 export class WaitTask implements CustomTask {
   readonly group = WAIT_GROUP;
   readonly kind = WAIT_KIND;
@@ -75,14 +100,9 @@ export class WaitTask implements CustomTask {
     const blocked = definitionStep(ref);
     if (blocked) return blocked;
 
-    const given = ctx.view.params;
-    const unexpected = given.map((p) => p.name).filter((n) => n !== "duration");
-    if (unexpected.length)
-      return invalid("UnexpectedParams", `Found unexpected params: [${listed(unexpected)}]`);
-    const value =
-      given.find((p) => p.name === "duration")?.value ??
-      (ref.state === "resolved" ? declaredDefault(ref.object) : undefined);
-    const duration = parseWaitDuration(value);
+    const source = ctx.spec ? embeddedDuration(ctx) : referencedDuration(ctx, ref);
+    if ("step" in source) return source.step;
+    const duration = parseWaitDuration(source.value);
     if ("type" in duration) return duration;
 
     const elapsed = ctx.now - ctx.startedAt;

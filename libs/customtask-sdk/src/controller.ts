@@ -76,6 +76,7 @@ export class TaskReconciler implements Reconciler {
       run,
       view: runViewOf(run),
       params: plan.params,
+      spec: plan.spec,
       now: this.now(),
       startedAt: plan.startedAt,
       attempt: (run.status?.retriesStatus?.length ?? 0) + 1,
@@ -147,7 +148,14 @@ export class TaskReconciler implements Reconciler {
     const invoke: Extract<RunPlan, { type: "invoke" }> =
       plan.type === "invoke"
         ? plan
-        : { type: "invoke", params: {}, startedAt: this.now(), timeoutMs: 0, remainingMs: undefined };
+        : {
+            type: "invoke",
+            params: {},
+            spec: undefined,
+            startedAt: this.now(),
+            timeoutMs: 0,
+            remainingMs: undefined,
+          };
     try {
       await this.deps.task.stop(this.context(run, invoke), why);
     } catch (err) {

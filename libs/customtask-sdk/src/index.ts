@@ -8,6 +8,7 @@ export {
   cancelMessage,
   type PlanWorld,
   planRun,
+  prepareParams,
   type RunPlan,
   runTimeoutMs,
   type StatusWrite,

@@ -103,6 +103,7 @@ interface PlanRow {
 const invoke = (over: Partial<Extract<RunPlan, { type: "invoke" }>> = {}): RunPlan => ({
   type: "invoke",
   params: {},
+  spec: undefined,
   startedAt: T0,
   timeoutMs: DEFAULT_TIMEOUT_MS,
   remainingMs: DEFAULT_TIMEOUT_MS - 10_000,

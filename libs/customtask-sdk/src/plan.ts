@@ -7,10 +7,13 @@ import {
   CONDITION_SUCCEEDED,
   getCondition,
   isDone,
+  type JsonLike,
+  type ParamDeclaration,
   type ParamValue,
   type RunView,
   resolveParams,
   runView,
+  substitute,
 } from "@quarry/api";
 import { formatDuration, parseDuration } from "@quarry/kube";
 import {
@@ -48,6 +51,8 @@ export type RunPlan =
   | {
       type: "invoke";
       params: Record<string, ParamValue>;
+      /** The embedded spec with the run's params substituted; undefined for a ref. */
+      spec: Record<string, unknown> | undefined;
       startedAt: number;
       timeoutMs: number;
       /** ms until the timeout of this attempt; undefined without a timeout. */
@@ -144,15 +149,12 @@ export function planRun(run: AnyRun, task: CustomTask, world: PlanWorld): RunPla
     };
   }
 
-  let params: Record<string, ParamValue> = {};
-  if (task.params) {
-    const checked = resolveParams(task.params, view.params);
-    if (!checked.ok) return failNow(run, now, checked.reason, checked.message);
-    params = Object.fromEntries(checked.values);
-  }
+  const prepared = prepareParams(task, view);
+  if (!prepared.ok) return failNow(run, now, prepared.reason, prepared.message);
   return {
     type: "invoke",
-    params,
+    params: prepared.params,
+    spec: prepared.spec,
     startedAt,
     timeoutMs: timeout.ms,
     remainingMs: timeout.ms > 0 ? Math.max(0, timeout.ms - elapsed) : undefined,
@@ -200,4 +202,37 @@ export function applyStep(
       };
     }
   }
+}
+
+/** Param declarations an embedded spec carries under `params` (Tekton's ParamSpec shape). */
+function declaredIn(spec: Record<string, unknown> | undefined): ParamDeclaration[] {
+  const list = spec?.params;
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (p): p is ParamDeclaration => typeof (p as { name?: unknown } | null)?.name === "string",
+  );
+}
+
+/**
+ * The run's params checked against what the task and the embedded spec declare (defaults applied,
+ * unknown, missing and mistyped params refused), and the embedded spec with `$(params.…)`
+ * substituted once (a value that itself reads `$(params.x)` is inserted as it is, never expanded
+ * again). Without declarations and without an embedded spec, params are the task's to check.
+ */
+export function prepareParams(
+  task: Pick<CustomTask, "params">,
+  view: RunView,
+):
+  | { ok: true; params: Record<string, ParamValue>; spec: Record<string, unknown> | undefined }
+  | { ok: false; reason: string; message: string } {
+  const embedded = view.embedded?.spec;
+  const declared = [...(task.params ?? []), ...declaredIn(embedded)];
+  if (!task.params && !embedded) return { ok: true, params: {}, spec: undefined };
+  const checked = resolveParams(declared, view.params);
+  if (!checked.ok) return checked;
+  const params = Object.fromEntries(checked.values);
+  if (!embedded) return { ok: true, params, spec: undefined };
+  const substituted = substitute(embedded as JsonLike, checked.values);
+  if (!substituted.ok) return substituted;
+  return { ok: true, params, spec: substituted.value as Record<string, unknown> };
 }

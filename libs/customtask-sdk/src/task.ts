@@ -20,6 +20,11 @@ export interface TaskContext {
   view: RunView;
   /** Declared params with defaults applied, checked for presence and type. */
   params: Record<string, ParamValue>;
+  /**
+   * The embedded spec (`customSpec.spec` / `spec.spec`) with the run's params substituted, checked
+   * against the `params` it declares; undefined for a run with a ref.
+   */
+  spec: Record<string, unknown> | undefined;
   now: number;
   /** When the current attempt started (ms since the epoch). */
   startedAt: number;
