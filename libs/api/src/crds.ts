@@ -8,6 +8,14 @@ import {
   LABEL_RESOLVER_ALIAS,
   LABEL_RESOLVER_TYPE,
 } from "./labels.ts";
+import {
+  CLUSTER_PIPE_STRATEGY_CRD_NAME,
+  clusterPipeStrategyCrd,
+  PIPE_CRD_NAME,
+  PIPE_STRATEGY_CRD_NAME,
+  pipeCrd,
+  pipeStrategyCrd,
+} from "./pipe-crds.ts";
 import { CUSTOM_RUN_CRD_NAME, customRunCrd, RUN_CRD_NAME, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 import { resolutionRequestSchema } from "./schemas.ts";
@@ -246,6 +254,9 @@ export function generatedFiles(): Record<string, string> {
   return {
     [`${RESOLUTION_REQUEST_CRD_NAME}.yaml`]: toYaml([resolutionRequestCrd()]),
     "resolutionrequest-policy.yaml": toYaml([...resolverLabelPolicy(), ...lifecycleWritesPolicy()]),
+    [`${PIPE_CRD_NAME}.yaml`]: toYaml([pipeCrd()]),
+    [`${PIPE_STRATEGY_CRD_NAME}.yaml`]: toYaml([pipeStrategyCrd()]),
+    [`${CLUSTER_PIPE_STRATEGY_CRD_NAME}.yaml`]: toYaml([clusterPipeStrategyCrd()]),
     [`${RUN_CRDS_SUBDIR}/${RUN_CRD_NAME}.yaml`]: toYaml([runCrd()], RUN_CRDS_NOTE),
     [`${RUN_CRDS_SUBDIR}/${CUSTOM_RUN_CRD_NAME}.yaml`]: toYaml([customRunCrd()], RUN_CRDS_NOTE),
   };

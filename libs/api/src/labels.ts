@@ -42,6 +42,11 @@ export const RESERVED_ANNOTATION_PREFIXES: readonly string[] = [
   "resolution.tekton.dev/",
 ];
 
+/** Written by `kubectl apply`; never propagated from a PipeStrategy to a pipe pod. */
+export const ANNOTATION_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+/** metadata.annotations key on a piped ConfigMap/Secret: the pipe entry's key it holds. */
+export const ANNOTATION_PIPE_KEY = "quarry.dev/pipe-key";
+
 /** The seed's resolver names that differ from Tekton's; mapped to the canonical name. */
 export const RESOLVER_NAME_ALIASES: Readonly<Record<string, string>> = Object.freeze({
   bundle: "bundles",

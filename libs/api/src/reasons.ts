@@ -44,6 +44,17 @@ export const QuarryReason = {
   ParamsTooLarge: "ParamsTooLarge",
   /** A $(params…) reference is malformed, names an undeclared param, or uses a param where its type is not allowed. */
   InvalidParamReference: "InvalidParamReference",
+  // Pipes (the pipe resolver).
+  /** The Pipe a request names does not exist. */
+  PipeNotFound: "PipeNotFound",
+  /** The PipeStrategy or ClusterPipeStrategy a Pipe or request names does not exist. */
+  StrategyNotFound: "StrategyNotFound",
+  /** A strategy breaks the pipe pod rules (one init container, one emptyDir it mounts, no containers, restartPolicy OnFailure or unset). */
+  InvalidStrategy: "InvalidStrategy",
+  /** A Pipe's (or a request's) piped files are malformed: a bad path or key, duplicate keys, a file outside the emptyDir. */
+  InvalidPipe: "InvalidPipe",
+  /** A piped envFile is not KEY=VALUE lines; the message names the line, never its content. */
+  InvalidEnvFile: "InvalidEnvFile",
 } as const;
 export type QuarryReason = (typeof QuarryReason)[keyof typeof QuarryReason];
 

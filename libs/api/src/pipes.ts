@@ -1,0 +1,186 @@
+// Quarry's pipe kinds (quarry.dev/v1alpha1): Pipe, PipeStrategy and
+// ClusterPipeStrategy, after KUDO's KEP-17 pipe tasks. A strategy is an
+// admin-owned pod template: one init container writes files into one emptyDir
+// it mounts; Quarry adds the container that waits while the pipe resolver
+// copies the files out. A Pipe names a strategy, values for the strategy's
+// declared params, and which files become which ConfigMap or Secret.
+//
+// Plain JSON shapes; the pod spec is typed only where Quarry reads it, the
+// rest passes through unchanged.
+import type { ParamDeclaration } from "./substitution.ts";
+import type { ObjectMeta, Param } from "./types.ts";
+
+export const QUARRY_GROUP = "quarry.dev";
+export const QUARRY_V1ALPHA1 = "quarry.dev/v1alpha1";
+
+export const PIPE_KIND = "Pipe";
+export const PIPE_STRATEGY_KIND = "PipeStrategy";
+export const CLUSTER_PIPE_STRATEGY_KIND = "ClusterPipeStrategy";
+
+export const pipes = {
+  group: QUARRY_GROUP,
+  version: "v1alpha1",
+  plural: "pipes",
+  kind: PIPE_KIND,
+  namespaced: true,
+} as const;
+
+export const pipeStrategies = {
+  group: QUARRY_GROUP,
+  version: "v1alpha1",
+  plural: "pipestrategies",
+  kind: PIPE_STRATEGY_KIND,
+  namespaced: true,
+} as const;
+
+export const clusterPipeStrategies = {
+  group: QUARRY_GROUP,
+  version: "v1alpha1",
+  plural: "clusterpipestrategies",
+  kind: CLUSTER_PIPE_STRATEGY_KIND,
+  namespaced: false,
+} as const;
+
+export type PipeStrategyKind = typeof PIPE_STRATEGY_KIND | typeof CLUSTER_PIPE_STRATEGY_KIND;
+export const PIPE_STRATEGY_KINDS: readonly PipeStrategyKind[] = [
+  PIPE_STRATEGY_KIND,
+  CLUSTER_PIPE_STRATEGY_KIND,
+];
+
+/** What a piped file is stored as. */
+export type PipeOutputKind = "Secret" | "ConfigMap";
+export const PIPE_OUTPUT_KINDS: readonly PipeOutputKind[] = ["Secret", "ConfigMap"];
+
+// ---- rules shared by the CRD schemas (CEL, patterns) and the pipe resolver's own checks ----
+
+/** A pipe entry's key: names its ConfigMap/Secret (`<owner>-<pipe>-<key>`) and the run result. */
+export const PIPE_KEY_PATTERN = "^[a-zA-Z0-9_-]+$";
+export const MAX_PIPE_KEY_LENGTH = 63;
+/** A piped file's base name: it becomes the ConfigMap/Secret data key, so Kubernetes' key rules. */
+export const PIPE_FILE_NAME_PATTERN = "^[-._a-zA-Z0-9]+$";
+/** Kubernetes' limit on a ConfigMap/Secret data key (and so on a file's base name). */
+export const MAX_DATA_KEY_LENGTH = 253;
+export const MAX_PIPE_PATH_LENGTH = 1024;
+/** Bounds spec.pipe (the CEL uniqueness rule on keys is quadratic). */
+export const MAX_PIPE_ENTRIES = 64;
+/** Bounds of the pod-spec lists the strategy's CEL rules walk. */
+export const MAX_POD_CONTAINERS = 16;
+export const MAX_POD_VOLUMES = 64;
+export const MAX_VOLUME_MOUNTS = 64;
+/** Kubernetes' limit on a container's or a volume's name (a DNS-1123 label). */
+export const MAX_POD_NAME_FIELD_LENGTH = 63;
+/** `restartPolicy` values a pipe pod may have: unset (OnFailure is used) or OnFailure. */
+export const PIPE_RESTART_POLICIES: readonly string[] = ["", "OnFailure"];
+/** Request params of the pipe resolver itself; a strategy may not declare params of these names. */
+export const RESERVED_PIPE_PARAM_NAMES: readonly string[] = ["pipe", "strategy", "strategyKind", "files"];
+/** Tekton's rule for a declared param's name. */
+export const PIPE_PARAM_NAME_PATTERN = "^[a-zA-Z_][a-zA-Z0-9_.-]*$";
+
+// ---- the pod spec, typed where Quarry reads it ----
+
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  subPath?: string;
+  subPathExpr?: string;
+  readOnly?: boolean;
+  [field: string]: unknown;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: Record<string, unknown>;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  imagePullPolicy?: string;
+  command?: string[];
+  args?: string[];
+  env?: EnvVar[];
+  volumeMounts?: VolumeMount[];
+  [field: string]: unknown;
+}
+
+export interface Volume {
+  name: string;
+  emptyDir?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** A core/v1 PodSpec: the fields Quarry reads or sets; everything else passes through. */
+export interface PodSpec {
+  initContainers?: Container[];
+  containers?: Container[];
+  volumes?: Volume[];
+  restartPolicy?: string;
+  hostNetwork?: boolean;
+  nodeName?: string;
+  tolerations?: Record<string, unknown>[];
+  [field: string]: unknown;
+}
+
+export interface Pod {
+  apiVersion: "v1";
+  kind: "Pod";
+  metadata: ObjectMeta;
+  spec: PodSpec;
+}
+
+// ---- the kinds ----
+
+export interface PipeStrategySpec {
+  /** Params the pod declares (Tekton's ParamSpec), referenced as $(params.x) in the init container's command, args and env values. */
+  params?: ParamDeclaration[];
+  /** The pipe pod's spec (KEP-17 rules: one init container, one emptyDir it mounts, no containers, restartPolicy OnFailure or unset). */
+  pod: PodSpec;
+}
+
+/** Namespaced: a pod template for the Pipes of its own namespace. */
+export interface PipeStrategy {
+  apiVersion: typeof QUARRY_V1ALPHA1;
+  kind: typeof PIPE_STRATEGY_KIND;
+  metadata: ObjectMeta;
+  spec: PipeStrategySpec;
+}
+
+/** Cluster-scoped: a pod template for the Pipes of every namespace. */
+export interface ClusterPipeStrategy {
+  apiVersion: typeof QUARRY_V1ALPHA1;
+  kind: typeof CLUSTER_PIPE_STRATEGY_KIND;
+  metadata: ObjectMeta;
+  spec: PipeStrategySpec;
+}
+
+export type AnyPipeStrategy = PipeStrategy | ClusterPipeStrategy;
+
+export interface PipeStrategyRef {
+  kind: PipeStrategyKind;
+  name: string;
+}
+
+/** One piped file: exactly one of file / envFile, an absolute path under the strategy's emptyDir mount. */
+export interface PipeEntry {
+  /** Stored whole, under its base name as the data key. */
+  file?: string;
+  /** Read as KEY=VALUE lines, one data key per line. */
+  envFile?: string;
+  kind: PipeOutputKind;
+  key: string;
+}
+
+export interface PipeSpec {
+  strategy: PipeStrategyRef;
+  /** Values for the strategy's declared params; a request's params override them by name. */
+  params?: Param[];
+  pipe: PipeEntry[];
+}
+
+export interface Pipe {
+  apiVersion: typeof QUARRY_V1ALPHA1;
+  kind: typeof PIPE_KIND;
+  metadata: ObjectMeta;
+  spec: PipeSpec;
+}
