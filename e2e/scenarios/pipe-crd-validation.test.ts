@@ -23,6 +23,9 @@ import {
   pipes,
 } from "@quarry/api";
 import { isApiError, type KubeObject } from "@quarry/kube";
+// The resolver's pure pod builder (its I/O is not written yet), to check what it makes is a valid Pod.
+import { buildPod } from "../../services/pipe-resolver/src/pod.ts";
+import { validatePipe, validateStrategy } from "../../services/pipe-resolver/src/validate.ts";
 import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("pipe-crd");
@@ -444,4 +447,37 @@ test("kubectl's columns: Strategy for Pipes, Init Image for strategies; all thre
     assert.deepEqual(resource?.categories, ["quarry"], plural);
     assert.equal(resource?.namespaced, namespaced, plural);
   }
+});
+
+test("the pod the pipe resolver builds from an admitted strategy and Pipe is a valid Pod (server-side dry run)", async () => {
+  const { admin, namespace: ns } = scenario();
+  const stored = await create(strategy(ns, "for-pod"));
+  const storedPipe = await create(
+    pipe(ns, "for-pod", { strategy: { kind: "PipeStrategy", name: "for-pod" } }),
+  );
+  const s = validateStrategy(stored, "PipeStrategy");
+  const p = validatePipe(storedPipe);
+  assert.ok(s.ok && p.ok, JSON.stringify([s, p]));
+  const built = buildPod({
+    request: {
+      namespace: ns,
+      name: "pipe-0123456789abcdef0123456789abcdef",
+      uid: "8c1f2a6e-0000-4000-8000-000000000001",
+    },
+    strategy: s.strategy,
+    pipeName: p.pipe.name,
+    params: p.pipe.params,
+    podDefaults: { tolerations: [{ key: "node.example/e2e", operator: "Exists", effect: "NoSchedule" }] },
+  });
+  assert.ok(built.ok, JSON.stringify(built));
+  const pod = await admin.request<{ metadata: { name: string }; spec: { containers: { name: string }[] } }>(
+    "POST",
+    `/api/v1/namespaces/${ns}/pods`,
+    { body: built.pod, query: { dryRun: "All" } },
+  );
+  assert.equal(pod.metadata.name, built.pod.metadata.name);
+  assert.deepEqual(
+    pod.spec.containers.map((c) => c.name),
+    ["quarry-wait"],
+  );
 });
