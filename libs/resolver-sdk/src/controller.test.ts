@@ -16,6 +16,7 @@ import {
   FakeEventRecorder,
   FakeKubeClient,
   MapLister,
+  type ReconcileOutcome,
   type RecordedEvent,
   TransientError,
 } from "@quarry/kube";
@@ -24,7 +25,14 @@ import { defaultRuntimeConfig, type RuntimeConfig } from "./config.ts";
 import { ResolverReconciler } from "./controller.ts";
 import { notFound } from "./errors.ts";
 import type { ResolverMetrics } from "./metrics.ts";
-import type { Params, Resolved, Resolver } from "./resolver.ts";
+import {
+  type Params,
+  type Pending,
+  pending,
+  type ResolveContext,
+  type Resolved,
+  type Resolver,
+} from "./resolver.ts";
 
 const log = createLogger({ service: "test", level: "silent" });
 const NOW = Date.parse("2026-01-01T00:00:05Z");
@@ -56,11 +64,12 @@ function request(
   };
 }
 
-const ok = async (): Promise<Resolved> => ({
+const ANSWER: Resolved = {
   data: new TextEncoder().encode(TASK),
   annotations: { "example.dev/commit": "abc" },
   refSource: REF,
-});
+};
+const ok = async (): Promise<Resolved> => ANSWER;
 
 function statusPatch(name: string, rv: string, status: Record<string, unknown>, error?: number): FakeAction {
   const action: FakeAction = {
@@ -99,6 +108,18 @@ const failure = (reason: string, message: string) => ({
   annotations: { "quarry.dev/reason": reason },
 });
 
+const stamp = (name: string, rv: string) =>
+  statusPatch(name, rv, { annotations: { [ANNOTATION_ACCEPTED_BY]: IDENTITY } });
+
+/** A resolver answering with `outcomes` in turn (the last one repeats); a function outcome is thrown. */
+function steps(...outcomes: (Pending | Resolved | (() => never))[]) {
+  let i = 0;
+  return async (): Promise<Resolved | Pending> => {
+    const next = outcomes[Math.min(i++, outcomes.length - 1)]!;
+    return typeof next === "function" ? next() : next;
+  };
+}
+
 const cacheAnnotations = (operation: "store" | "retrieve") => ({
   "resolution.tekton.dev/cached": "true",
   "resolution.tekton.dev/cache-operation": operation,
@@ -110,14 +131,21 @@ interface Row {
   name: string;
   /** Seeded in order (resourceVersions "1", "2", …) and cached. */
   given: ResolutionRequest[];
-  resolve?: (params: Params) => Promise<Resolved>;
-  /** Reconciles in order; the default is one first attempt of "ns/r". */
+  resolve?: (params: Params, ctx: ResolveContext) => Promise<Resolved | Pending>;
+  /**
+   * Reconciles in order; the default is one first attempt of "ns/r". Before each, the lister is
+   * refreshed from the fake apiserver (an informer that caught up between reconciles).
+   */
   runs?: { key: string; attempt: number }[];
   runtime?: Partial<RuntimeConfig>;
   arrange?: (client: FakeKubeClient) => void;
   wantActions: FakeAction[];
   wantEvents?: RecordedEvent[];
   wantResolveCalls: number;
+  /** What each run returned, for the runs that did not throw; default: undefined for every one. */
+  wantResults?: (ReconcileOutcome | undefined)[];
+  /** ctx.attempt of each resolve call, when the row checks it. */
+  wantAttempts?: number[];
   /** The last run throws this. */
   wantError?: { message: RegExp; retryAfterMs: number | undefined };
   wantCacheMetrics?: string[];
@@ -275,6 +303,102 @@ const rows: Row[] = [
     ],
     wantResolveCalls: 1,
   },
+  {
+    name: "Pending: no data, no failure, no retry; the one-time accepted-by stamp; requeued after wakeAfterMs",
+    given: [request("r")],
+    resolve: steps(pending({ message: "waiting for pod", wakeAfterMs: 2000 })),
+    runs: [{ key: "ns/r", attempt: 3 }],
+    wantActions: [stamp("r", "1")],
+    wantResults: [{ requeueAfterMs: 2000 }],
+    wantAttempts: [3],
+    wantResolveCalls: 1,
+  },
+  {
+    name: "Pending on a request already stamped writes nothing; without wakeAfterMs it is not requeued",
+    given: [
+      request("r", undefined, { conditions: [inProgress], annotations: { [ANNOTATION_ACCEPTED_BY]: "x" } }),
+    ],
+    resolve: steps(pending()),
+    runs: [
+      { key: "ns/r", attempt: 1 },
+      { key: "ns/r", attempt: 1 },
+    ],
+    wantActions: [],
+    wantResults: [undefined, undefined],
+    wantResolveCalls: 2,
+  },
+  {
+    name: "Pending, then Resolved on the next reconcile: the normal success write",
+    given: [request("r")],
+    resolve: steps(pending({ wakeAfterMs: 500 }), ANSWER),
+    runs: [
+      { key: "ns/r", attempt: 1 },
+      { key: "ns/r", attempt: 1 },
+    ],
+    wantActions: [stamp("r", "1"), statusPatch("r", "2", success())],
+    wantResults: [{ requeueAfterMs: 500 }, undefined],
+    wantResolveCalls: 2,
+  },
+  {
+    name: "Pending twice, then a ResolutionError (e.g. the resolver's own pending-timeout): the failure write",
+    given: [request("r")],
+    resolve: steps(pending({ wakeAfterMs: 1000 }), pending({ wakeAfterMs: 1000 }), () => {
+      throw notFound("pod exited without a result");
+    }),
+    runs: [
+      { key: "ns/r", attempt: 1 },
+      { key: "ns/r", attempt: 1 },
+      { key: "ns/r", attempt: 1 },
+    ],
+    wantActions: [stamp("r", "1"), statusPatch("r", "2", failure("NotFound", "pod exited without a result"))],
+    wantEvents: [
+      { object: "ns/r", type: "Warning", reason: "NotFound", message: "pod exited without a result" },
+    ],
+    wantResults: [{ requeueAfterMs: 1000 }, { requeueAfterMs: 1000 }, undefined],
+    wantResolveCalls: 3,
+  },
+  {
+    name: "a transient error between Pendings is retried as usual (the queue counts it, the SDK does not)",
+    given: [request("r")],
+    resolve: steps(pending({ wakeAfterMs: 1000 }), () => {
+      throw new Error("apiserver blip");
+    }),
+    runs: [
+      { key: "ns/r", attempt: 1 },
+      { key: "ns/r", attempt: 1 },
+    ],
+    wantActions: [stamp("r", "1")],
+    wantResults: [{ requeueAfterMs: 1000 }],
+    wantResolveCalls: 2,
+    wantError: { message: /^attempt 1 failed: apiserver blip$/, retryAfterMs: undefined },
+  },
+  {
+    name: "a Pending is never cached: the identical request resolves on its own, and only its answer is stored",
+    given: [
+      request("a", [
+        { name: "url", value: REF.uri },
+        { name: "cache", value: "always" },
+      ]),
+      request("b", [
+        { name: "url", value: REF.uri },
+        { name: "cache", value: "always" },
+      ]),
+    ],
+    resolve: steps(pending({ wakeAfterMs: 1000 }), ANSWER),
+    runs: [
+      { key: "ns/a", attempt: 1 },
+      { key: "ns/b", attempt: 1 },
+      { key: "ns/a", attempt: 1 },
+    ],
+    wantActions: [
+      stamp("a", "1"),
+      statusPatch("b", "2", success(cacheAnnotations("store"))),
+      statusPatch("a", "3", success(cacheAnnotations("retrieve"))),
+    ],
+    wantResults: [{ requeueAfterMs: 1000 }, undefined, undefined],
+    wantResolveCalls: 2,
+    wantCacheMetrics: ["miss", "miss", "hit"],
+  },
 ];
 
 for (const row of rows) {
@@ -290,18 +414,21 @@ for (const row of rows) {
       inflight: () => {},
     };
     let resolveCalls = 0;
+    const attempts: number[] = [];
     const resolver: Resolver = {
       type: "git",
       paramsSchema: { type: "object", properties: { url: { type: "string" } }, additionalProperties: false },
-      resolve: (params) => {
+      resolve: (params, ctx) => {
         resolveCalls++;
-        return (row.resolve ?? ok)(params);
+        attempts.push(ctx.attempt);
+        return (row.resolve ?? ok)(params, ctx);
       },
     };
+    const requests = new MapLister(seeded);
     const reconciler = new ResolverReconciler({
       resolver,
       client,
-      requests: new MapLister(seeded),
+      requests,
       config: () => ({ runtime: { ...defaultRuntimeConfig, ...row.runtime }, raw: {} }),
       recorder,
       metrics,
@@ -312,9 +439,13 @@ for (const row of rows) {
 
     const runs = row.runs ?? [{ key: "ns/r", attempt: 1 }];
     let thrown: unknown;
+    const results: (ReconcileOutcome | undefined)[] = [];
     for (const [i, run] of runs.entries()) {
+      const [namespace = "", name = ""] = run.key.split("/");
+      const latest = client.object<ResolutionRequest>(resolutionRequests, namespace, name);
+      if (latest) requests.set(latest);
       try {
-        await reconciler.reconcile(run.key, { attempt: run.attempt });
+        results.push(await reconciler.reconcile(run.key, { attempt: run.attempt }));
       } catch (err) {
         if (i < runs.length - 1) throw err;
         thrown = err;
@@ -324,6 +455,8 @@ for (const row of rows) {
     assert.deepEqual(client.actions, row.wantActions);
     assert.deepEqual(recorder.events, row.wantEvents ?? []);
     assert.equal(resolveCalls, row.wantResolveCalls);
+    assert.deepEqual(results, row.wantResults ?? results.map(() => undefined));
+    if (row.wantAttempts) assert.deepEqual(attempts, row.wantAttempts);
     if (row.wantError) {
       assert.ok(thrown instanceof TransientError, `expected a TransientError, got ${String(thrown)}`);
       assert.match(thrown.message, row.wantError.message);

@@ -2,7 +2,9 @@
 // a shared in-flight call), enforces the per-attempt deadline, retries
 // transient errors through the queue's backoff (the controller counts the
 // attempts), and writes the outcome under optimistic locking. Status writes
-// never touch a request that is already done or resolved.
+// never touch a request that is already done or resolved. A Pending step
+// writes nothing (but the one-time accepted-by stamp) and releases the
+// worker; the request comes back on a child event or at its wake-up time.
 import { hostname } from "node:os";
 import {
   ANNOTATION_ACCEPTED_BY,
@@ -28,19 +30,22 @@ import {
 } from "@quarry/kube";
 import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarry/observability";
 import { checkKind, checkSize } from "./checks.ts";
+import type { ChildCaches } from "./children.ts";
 import type { LoadedConfig } from "./config.ts";
 import { ResolutionError } from "./errors.ts";
-import { type Memoized, ResolutionMemo } from "./memo.ts";
-import type { ResolverMetrics } from "./metrics.ts";
+import { type Memoized, type MemoPending, ResolutionMemo } from "./memo.ts";
+import type { Outcome, ResolverMetrics } from "./metrics.ts";
 import { ParamsValidator } from "./params.ts";
 import { failureStatus, planResolution, successStatus } from "./plan.ts";
-import type { Resolver } from "./resolver.ts";
+import type { Pending, ResolveContext, Resolver } from "./resolver.ts";
 
 export interface ResolverControllerDeps {
   resolver: Resolver;
   client: KubeClient;
   /** The requests informer's cache (a Map-backed lister in tests). */
   requests: Lister<ResolutionRequest>;
+  /** Caches of the resolver's `watches`, for ctx.children (absent: the resolver watches nothing). */
+  children?: ChildCaches;
   config: () => LoadedConfig;
   recorder: EventRecorder;
   metrics: ResolverMetrics;
@@ -86,10 +91,11 @@ export class ResolverReconciler implements Reconciler {
       const type = this.deps.resolver.type;
       const started = performance.now();
       this.deps.metrics.inflight(type, 1);
-      let outcome: "succeeded" | "failed" | "retried" | "cancelled" = "failed";
+      let outcome: Outcome = "failed";
       try {
-        outcome = await this.resolveAndWrite(rr, key, plan, config, span, attempt);
-        return undefined;
+        const step = await this.resolveAndWrite(rr, key, plan, config, span, attempt);
+        outcome = step.outcome;
+        return step.requeueAfterMs === undefined ? undefined : { requeueAfterMs: step.requeueAfterMs };
       } catch (err) {
         outcome = "retried";
         throw err;
@@ -107,13 +113,13 @@ export class ResolverReconciler implements Reconciler {
     config: LoadedConfig,
     span: Span,
     attempt: number,
-  ): Promise<"succeeded" | "failed" | "cancelled"> {
+  ): Promise<Step> {
     const { resolver, metrics, log } = this.deps;
     const hit = this.memo.lookup(plan, config.runtime);
     metrics.cache(resolver.type, plan.useCache ? (hit ? "hit" : "miss") : "bypass");
     if (hit) {
       span.setAttribute("quarry.cache", "hit");
-      return this.finish(rr, hit, config);
+      return { outcome: await this.finish(rr, hit, config) };
     }
 
     const cancel = new AbortController();
@@ -125,28 +131,20 @@ export class ResolverReconciler implements Reconciler {
       () => void this.stampAccepted(rr),
       attempt > 1 ? 0 : config.runtime.acceptedStampAfterMs,
     );
-    let memoized: Memoized;
+    let memoized: Memoized | MemoPending;
     try {
+      const ctx = this.context(rr, key, config, span, attempt);
       const { result, shared } = this.memo.run(plan, config.runtime, signal, (s) =>
-        resolver.resolve(plan.params, {
-          signal: s,
-          namespace: rr.metadata.namespace ?? "",
-          name: rr.metadata.name ?? "",
-          url: rr.spec?.url,
-          request: rr,
-          config: config.raw,
-          log: log.child({ key }),
-          span,
-        }),
+        resolver.resolve(plan.params, { ...ctx, signal: s }),
       );
       if (shared) span.setAttribute("quarry.singleflight", "joined");
       memoized = await result;
     } catch (err) {
       if (err instanceof ResolutionError) {
         await this.writeFailure(rr, err.reason, err.message);
-        return "failed";
+        return { outcome: "failed" };
       }
-      if (cancel.signal.aborted || this.deps.stopping.aborted) return "cancelled";
+      if (cancel.signal.aborted || this.deps.stopping.aborted) return { outcome: "cancelled" };
       const why = timeout.aborted
         ? `attempt ${attempt} timed out after ${formatDuration(plan.timeoutMs)}`
         : `attempt ${attempt} failed: ${errorMessage(err)}`;
@@ -156,7 +154,7 @@ export class ResolverReconciler implements Reconciler {
           "SourceUnavailable",
           `${resolver.type} resolver gave up after ${attempt} attempts; ${why}`,
         );
-        return "failed";
+        return { outcome: "failed" };
       }
       log.warn({ key, attempt, err: why }, "resolution failed, will retry");
       throw new TransientError(why, { cause: err, retryAfterMs: retryAfterOf(err) });
@@ -164,7 +162,55 @@ export class ResolverReconciler implements Reconciler {
       clearTimeout(stamp);
       if (this.cancels.get(key) === cancel) this.cancels.delete(key);
     }
-    return this.finish(rr, memoized, config);
+    if ("pending" in memoized) return this.wait(rr, key, memoized.pending, span);
+    return { outcome: await this.finish(rr, memoized, config) };
+  }
+
+  private context(
+    rr: ResolutionRequest,
+    key: string,
+    config: LoadedConfig,
+    span: Span,
+    attempt: number,
+  ): Omit<ResolveContext, "signal"> {
+    const { client, children, log } = this.deps;
+    const uid = rr.metadata.uid;
+    return {
+      namespace: rr.metadata.namespace ?? "",
+      name: rr.metadata.name ?? "",
+      url: rr.spec?.url,
+      request: rr,
+      attempt,
+      config: config.raw,
+      log: log.child({ key }),
+      span,
+      client,
+      ownerReference: {
+        apiVersion: rr.apiVersion ?? `${resolutionRequests.group}/${resolutionRequests.version}`,
+        kind: rr.kind ?? resolutionRequests.kind,
+        name: rr.metadata.name ?? "",
+        uid: uid ?? "",
+        controller: true,
+      },
+      children: (resource) => {
+        if (!children) throw new Error(`ctx.children(${resource.plural}): the resolver declares no watches`);
+        return children.owned(resource, uid);
+      },
+    };
+  }
+
+  /**
+   * A pending step: nothing is written but the one-time accepted-by stamp (so a global timeout
+   * says a resolver was on it), the queue forgets the key's failures, and the request comes back
+   * on a child event or after `wakeAfterMs`.
+   */
+  private async wait(rr: ResolutionRequest, key: string, p: Pending, span: Span): Promise<Step> {
+    span.setAttribute("quarry.pending", p.message ?? "");
+    this.deps.log.debug({ key, message: p.message, wakeAfterMs: p.wakeAfterMs }, "resolution pending");
+    if (!rr.status?.annotations?.[ANNOTATION_ACCEPTED_BY]) await this.stampAccepted(rr);
+    const wake = p.wakeAfterMs;
+    const timed = wake !== undefined && Number.isFinite(wake) && wake > 0;
+    return { outcome: "pending", requeueAfterMs: timed ? wake : undefined };
   }
 
   /** Checks the result and writes it (or the failure the checks found). */
@@ -232,6 +278,12 @@ export class ResolverReconciler implements Reconciler {
       this.deps.log.debug({ key: objectKey(rr), err: errorMessage(err) }, "could not stamp accepted-by");
     }
   }
+}
+
+/** What one reconcile of a resolvable request came to. */
+interface Step {
+  outcome: Exclude<Outcome, "retried">;
+  requeueAfterMs?: number;
 }
 
 /**

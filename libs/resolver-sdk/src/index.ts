@@ -11,5 +11,16 @@ export {
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
 export { failureStatus, type Plan, planResolution, successStatus } from "./plan.ts";
-export type { Params, ParamsSchema, ResolveContext, Resolved, Resolver, ResolverConfig } from "./resolver.ts";
+export {
+  type ChildWatch,
+  isPending,
+  type Params,
+  type ParamsSchema,
+  type Pending,
+  pending,
+  type ResolveContext,
+  type Resolved,
+  type Resolver,
+  type ResolverConfig,
+} from "./resolver.ts";
 export { type RunResolverOptions, runResolver } from "./run.ts";

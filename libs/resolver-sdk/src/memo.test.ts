@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ResolutionMemo } from "./memo.ts";
-import type { Resolved } from "./resolver.ts";
+import { type Pending, pending, type Resolved } from "./resolver.ts";
 
 const config = { cacheSize: 10, cacheTtlMs: 60_000 };
 const cached = { cacheKey: "k", useCache: true };
@@ -82,4 +82,55 @@ test("a result finishing after a reconfiguration lands in the new cache", async 
   release(data("a"));
   await slow.result;
   assert.ok(memo.lookup(cached, newer), "stored where newer lookups read");
+});
+
+test("a Pending is handed back to its own caller only, and never stored", async () => {
+  const memo = new ResolutionMemo();
+  const out = await memo.run(cached, config, live(), async () => pending({ wakeAfterMs: 5 })).result;
+  assert.deepEqual(out, { pending: { pending: true, message: undefined, wakeAfterMs: 5 }, shared: false });
+  assert.equal(memo.lookup(cached, config), undefined);
+});
+
+test("a caller that joined a call ending Pending runs its own step, outside the flight", async () => {
+  const memo = new ResolutionMemo();
+  let release: (r: Pending) => void = () => {};
+  const steps: string[] = [];
+  const leader = memo.run(cached, config, live(), () => {
+    steps.push("a");
+    return new Promise<Pending>((r) => (release = r));
+  });
+  // b's own step resolves: its answer is b's and stored, though b had joined a's call
+  const joiner = memo.run(cached, config, live(), async () => {
+    steps.push("b");
+    return data("b");
+  });
+  // c joins too and its own step is still pending: c gets its own Pending, not a's
+  const other = memo.run(cached, config, live(), async () => {
+    steps.push("c");
+    return pending({ message: "c waits" });
+  });
+  assert.deepEqual([leader.shared, joiner.shared, other.shared], [false, true, true]);
+  release(pending({ message: "a waits" }));
+  const [ra, rb, rc] = await Promise.all([leader.result, joiner.result, other.result]);
+  assert.deepEqual(steps.sort(), ["a", "b", "c"]);
+  assert.ok("pending" in ra && ra.pending.message === "a waits");
+  assert.ok("resolved" in rb && rb.cached?.operation === "store" && rb.shared === false);
+  assert.ok("pending" in rc && rc.pending.message === "c waits");
+  assert.equal(new TextDecoder().decode(memo.lookup(cached, config)?.resolved.data), "b");
+});
+
+test("a joiner detached before the shared call ended Pending runs nothing", async () => {
+  const memo = new ResolutionMemo();
+  let release: (r: Pending) => void = () => {};
+  memo.run(bypass, config, live(), () => new Promise<Pending>((r) => (release = r)));
+  const gone = new AbortController();
+  let ran = false;
+  const joiner = memo.run(bypass, config, gone.signal, async () => {
+    ran = true;
+    return data("x");
+  });
+  gone.abort(new Error("request deleted"));
+  release(pending());
+  await assert.rejects(joiner.result, /request deleted/);
+  assert.equal(ran, false);
 });

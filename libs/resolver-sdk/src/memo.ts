@@ -1,11 +1,12 @@
 // Remembering resolutions: the per-replica result cache (rebuilt when its
 // size or TTL is reconfigured) and the single-flight that lets identical
 // in-flight requests share one call. The reconciler asks; metrics, spans,
-// deadlines and status writes stay its business.
+// deadlines and status writes stay its business. A Pending is never stored
+// nor handed to another request: it speaks for the request whose step ran.
 import { ResultCache, SingleFlight } from "./cache.ts";
 import type { RuntimeConfig } from "./config.ts";
 import type { CacheInfo } from "./plan.ts";
-import type { Resolved } from "./resolver.ts";
+import { isPending, type Pending, type Resolved } from "./resolver.ts";
 
 /** The part of a resolve plan the memo needs. */
 export interface MemoPlan {
@@ -21,13 +22,19 @@ export interface Memoized {
   shared: boolean;
 }
 
+/** A step that left the resolution pending (this request's own step, never another's). */
+export interface MemoPending {
+  pending: Pending;
+  shared: false;
+}
+
 /** The cache's byte budget (entries and TTL are configurable, this is not). */
 const CACHE_MAX_BYTES = 256 * 1024 * 1024;
 
 type CacheShape = Pick<RuntimeConfig, "cacheSize" | "cacheTtlMs">;
 
 export class ResolutionMemo {
-  private readonly flights = new SingleFlight<Resolved>();
+  private readonly flights = new SingleFlight<Resolved | Pending>();
   private readonly now: (() => number) | undefined;
   private cache: ResultCache | undefined;
   private shape = "";
@@ -53,20 +60,36 @@ export class ResolutionMemo {
   /**
    * Joins the in-flight call for `plan.cacheKey` or starts one with `fn`;
    * `signal` detaches this caller (the call is aborted once nobody waits).
-   * A success is stored when the plan uses the cache; failures never are.
+   * A success is stored when the plan uses the cache; failures and Pendings never are.
+   * A caller that joined a call which ended Pending runs `fn` itself, outside the flight: the
+   * other request's step spoke for that request only (slow resolvers own per-request children).
+   * So a caller whose `fn` never returns Pending never gets one.
    */
   run(
     plan: MemoPlan,
     config: CacheShape,
     signal: AbortSignal,
     fn: (signal: AbortSignal) => Promise<Resolved>,
-  ): { shared: boolean; result: Promise<Memoized> } {
+  ): { shared: boolean; result: Promise<Memoized> };
+  run(
+    plan: MemoPlan,
+    config: CacheShape,
+    signal: AbortSignal,
+    fn: (signal: AbortSignal) => Promise<Resolved | Pending>,
+  ): { shared: boolean; result: Promise<Memoized | MemoPending> };
+  run(
+    plan: MemoPlan,
+    config: CacheShape,
+    signal: AbortSignal,
+    fn: (signal: AbortSignal) => Promise<Resolved | Pending>,
+  ): { shared: boolean; result: Promise<Memoized | MemoPending> } {
     const { promise, shared } = this.flights.run(plan.cacheKey, signal, fn);
-    const result = promise.then((resolved): Memoized => {
-      if (!plan.useCache) return { resolved, cached: undefined, shared };
-      // into the current cache: one rebuilt for a newer config while this call ran must not be undone
-      const entry = (this.cache ?? this.cacheFor(config)).set(plan.cacheKey, resolved);
-      return { resolved, cached: { operation: "store", storedAt: entry.storedAt }, shared };
+    const result = promise.then(async (outcome): Promise<Memoized | MemoPending> => {
+      if (!isPending(outcome)) return this.store(plan, config, outcome, shared);
+      if (!shared) return { pending: outcome, shared: false };
+      signal.throwIfAborted();
+      const own = await fn(signal);
+      return isPending(own) ? { pending: own, shared: false } : this.store(plan, config, own, false);
     });
     return { shared, result };
   }
@@ -74,6 +97,13 @@ export class ResolutionMemo {
   /** Calls in flight (for tests and metrics). */
   get inFlight(): number {
     return this.flights.inFlight;
+  }
+
+  private store(plan: MemoPlan, config: CacheShape, resolved: Resolved, shared: boolean): Memoized {
+    if (!plan.useCache) return { resolved, cached: undefined, shared };
+    // into the current cache: one rebuilt for a newer config while this call ran must not be undone
+    const entry = (this.cache ?? this.cacheFor(config)).set(plan.cacheKey, resolved);
+    return { resolved, cached: { operation: "store", storedAt: entry.storedAt }, shared };
   }
 
   private cacheFor(config: CacheShape): ResultCache {

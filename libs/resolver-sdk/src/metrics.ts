@@ -1,7 +1,8 @@
 import type { Meter } from "@quarry/observability";
 import { SECONDS_BUCKETS } from "@quarry/observability";
 
-export type Outcome = "succeeded" | "failed" | "retried" | "cancelled";
+/** pending: a step of a slow resolution ended without an answer yet (the worker was released). */
+export type Outcome = "succeeded" | "failed" | "retried" | "cancelled" | "pending";
 
 export interface ResolverMetrics {
   duration(type: string, outcome: Outcome, seconds: number): void;

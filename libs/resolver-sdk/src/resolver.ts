@@ -1,7 +1,8 @@
 // What a resolver author writes: a handful of members. Everything else
 // (informer, queue, validation, caching, single-flight, timeouts, retries,
 // status writes, Events, metrics, traces) is the runtime's job.
-import type { ParamValue, RefSource, ResolutionRequest } from "@quarry/api";
+import type { OwnerReference, ParamValue, RefSource, ResolutionRequest } from "@quarry/api";
+import type { KubeClient, KubeObject, ResourceType } from "@quarry/kube";
 import type { Logger, Span } from "@quarry/observability";
 
 /** Params as the resolver sees them: Tekton's list turned into an object by name. */
@@ -22,9 +23,23 @@ export interface ResolveContext {
   /** `spec.url`, when the client sent one. */
   url: string | undefined;
   request: ResolutionRequest;
+  /** 1 on the first try; n after n-1 transient failures in a row (a Pending or success resets it). */
+  attempt: number;
   config: ResolverConfig;
   log: Logger;
   span: Span;
+  /** The runtime's API client (the service account's rights), e.g. to create a request's children. */
+  client: KubeClient;
+  /**
+   * A controller ownerReference to this request. Put it on every object created for the request:
+   * an event on the object then wakes the request (see `watches`), and deleting the request deletes it.
+   */
+  ownerReference: OwnerReference;
+  /**
+   * The cached objects of a resource in `watches` that this request owns (any ownerReference
+   * carrying its uid), sorted by name. Throws for a resource the resolver did not declare.
+   */
+  children<T extends KubeObject = KubeObject>(resource: ResourceType): T[];
 }
 
 export interface Resolved {
@@ -32,6 +47,44 @@ export interface Resolved {
   /** Written to status.annotations (content type defaults to application/x-yaml). */
   annotations?: Record<string, string>;
   refSource?: RefSource;
+}
+
+/**
+ * Not finished yet: the request stays open, nothing is written to it (but the one-time
+ * `quarry.dev/accepted-by` stamp), no attempt is counted and nothing is cached or shared. The
+ * request is reconciled again when one of its children (`watches`) changes, after `wakeAfterMs`,
+ * on a spec change or resync, whichever comes first. Build one with `pending()`.
+ */
+export interface Pending {
+  readonly pending: true;
+  /** What the resolution waits for (logged and put on the span, not written). */
+  readonly message: string | undefined;
+  /** Reconcile again after this long even if nothing changed. */
+  readonly wakeAfterMs: number | undefined;
+}
+
+/** A Pending outcome; `wakeAfterMs` must be a positive finite number when given. */
+export function pending(opts: { message?: string; wakeAfterMs?: number } = {}): Pending {
+  const { message, wakeAfterMs } = opts;
+  if (wakeAfterMs !== undefined && !(Number.isFinite(wakeAfterMs) && wakeAfterMs > 0)) {
+    throw new RangeError(
+      `pending: wakeAfterMs must be a positive number of milliseconds, got ${wakeAfterMs}`,
+    );
+  }
+  return { pending: true, message, wakeAfterMs };
+}
+
+export function isPending(outcome: Resolved | Pending): outcome is Pending {
+  return (outcome as Partial<Pending>).pending === true;
+}
+
+/** A child resource the resolver creates for requests: watched, and readable through `ctx.children`. */
+export interface ChildWatch {
+  /** e.g. `configMaps`, `secrets` from @quarry/kube, or the resolver's own ResourceType for pods. */
+  resource: ResourceType;
+  /** Narrows the informer to what the resolver creates (recommended: a label it puts on each child). */
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 export interface Resolver<P extends Params = Params> {
@@ -45,8 +98,10 @@ export interface Resolver<P extends Params = Params> {
    * Fetches the resource. Throw a ResolutionError for a terminal failure (bad
    * input, not found, forbidden, ...); any other error is transient and is
    * retried with backoff until the runtime's attempts or deadline run out.
+   * A slow source returns `pending(...)` instead of waiting: each call takes the next step
+   * (create a child, read its state) and returns within the per-attempt deadline.
    */
-  resolve(params: P, ctx: ResolveContext): Promise<Resolved>;
+  resolve(params: P, ctx: ResolveContext): Promise<Resolved | Pending>;
   /** True when the params pin content (a full commit SHA, an @sha256 digest): cacheable in "auto" mode. */
   isImmutable?(params: P): boolean;
   /** Per-attempt deadline in ms; defaults to the config's `resolution-timeout`. */
@@ -55,4 +110,9 @@ export interface Resolver<P extends Params = Params> {
   readonly checksKind?: boolean;
   /** Checks the resolver's own config keys; throw ConfigError (from @quarry/kube) naming the key. */
   validateConfig?(config: ResolverConfig): void;
+  /**
+   * Child resources the resolver creates per request (with `ctx.ownerReference`). runResolver
+   * watches them in the watched namespaces: an event on a child wakes the request that owns it.
+   */
+  readonly watches?: readonly ChildWatch[];
 }

@@ -1,7 +1,8 @@
 // runResolver: everything around a Resolver. A resolver service's main.ts is
 // `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`.
 import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
-import { ExponentialBackoff, objectKey, ServiceRuntime } from "@quarry/kube";
+import { type Controller, ExponentialBackoff, type Informer, objectKey, ServiceRuntime } from "@quarry/kube";
+import { ChildCaches } from "./children.ts";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
 import { ResolverReconciler } from "./controller.ts";
 import { resolverMetrics } from "./metrics.ts";
@@ -25,10 +26,13 @@ export async function runResolver(resolver: Resolver, opts: RunResolverOptions):
   const requests = runtime.informer<ResolutionRequest>(resolutionRequests, {
     labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
   });
+  // children live beside their request, so the watched namespaces are the requests' ones
+  const children = new ChildCaches(resolver.watches ?? [], (rt, sel) => runtime.informer(rt, sel));
   const reconciler = new ResolverReconciler({
     resolver,
     client: runtime.client,
     requests,
+    children,
     config: () => config.current(),
     recorder: runtime.recorder,
     metrics: resolverMetrics(runtime.metrics.meter),
@@ -38,6 +42,18 @@ export async function runResolver(resolver: Resolver, opts: RunResolverOptions):
   const controller = runtime.controller(`${resolver.type}-resolver`, reconciler, {
     backoff: new ExponentialBackoff(RETRY_BACKOFF),
   });
+  wakeUps(requests, children, controller, reconciler);
+  await runtime.run();
+  return runtime;
+}
+
+/** Which events reconcile which request (exported for tests, which wire real informers on a fake client). */
+export function wakeUps(
+  requests: Pick<Informer<ResolutionRequest>, "on">,
+  children: ChildCaches,
+  controller: Controller,
+  reconciler: Pick<ResolverReconciler, "cancel">,
+): void {
   // Status-only updates (the lifecycle controller's conditions, our own writes) must not wake a
   // request waiting out its retry backoff; new requests and spec changes do.
   requests.on(
@@ -49,6 +65,6 @@ export async function runResolver(resolver: Resolver, opts: RunResolverOptions):
     },
     onDelete: (rr) => reconciler.cancel(objectKey(rr)),
   });
-  await runtime.run();
-  return runtime;
+  // any event on a child (its status included) wakes the request that controls it
+  children.wake(controller);
 }
