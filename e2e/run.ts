@@ -1,7 +1,10 @@
 // e2e runner: one control plane for the whole run, torn down even when tests
 // fail or the run is interrupted; each scenario file works in its own namespace.
+// When a selected scenario needs a real node (node.ts: needsNode), the node
+// starts in the background while the other scenarios run; those come first and
+// the node's scenarios wait for it (harness/node.ts: sharedNode).
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startControlPlane } from "./controlplane/controlplane.ts";
 import {
@@ -10,6 +13,14 @@ import {
   RUN_CRD_MODES,
   type RunCrdMode,
 } from "./controlplane/install.ts";
+import {
+  NODE_NAME,
+  needsNode,
+  PAUSE_IMAGE,
+  startNode,
+  type TestNode,
+  TOOLS_IMAGE,
+} from "./controlplane/node.ts";
 import { adminClient } from "./harness/env.ts";
 import { repoRoot } from "./harness/paths.ts";
 
@@ -19,6 +30,9 @@ const files = readdirSync(scenarioDir)
   .filter((f) => f.endsWith(".test.ts"))
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
+const nodeFiles = files.filter(needsNode);
+// node --test starts files in this order: the node's scenarios last, so they rarely wait
+const ordered = [...files.filter((f) => !nodeFiles.includes(f)), ...nodeFiles];
 
 // Which run CRDs the shared control plane gets: Quarry's by default; "tekton" runs the suite
 // against stand-ins for Tekton Pipelines' own (scenarios read the mode from the same variable).
@@ -28,9 +42,41 @@ if (!RUN_CRD_MODES.includes(runCrds)) {
   process.exit(2);
 }
 
-const cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
+const keep = process.env.QUARRY_E2E_KEEP === "1";
+const cp = await startControlPlane({ keep });
+const nodeState = join(cp.dir, "node-state.json");
+const abortNode = new AbortController();
+let node: Promise<TestNode | undefined> = Promise.resolve(undefined);
+if (nodeFiles.length > 0) {
+  node = startNode(cp, { keep, signal: abortNode.signal }).then(
+    (n) => {
+      writeFileSync(
+        nodeState,
+        JSON.stringify({
+          ready: true,
+          name: n.name,
+          dir: n.dir,
+          toolsImage: n.toolsImage,
+          pauseImage: n.pauseImage,
+        }),
+      );
+      return n;
+    },
+    (err: unknown) => {
+      if (!abortNode.signal.aborted) console.error("[node] the test node did not start:", err);
+      writeFileSync(nodeState, JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
+      return undefined;
+    },
+  );
+}
 let stopping: Promise<void> | undefined;
-const stop = () => (stopping ??= cp.stop());
+// the node's pods and processes go before the control plane they talk to
+const stop = () =>
+  (stopping ??= (async () => {
+    abortNode.abort();
+    await (await node)?.stop().catch((err: unknown) => console.error("[node] stop:", err));
+    await cp.stop();
+  })());
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.on(sig, () => {
     void stop().then(() => process.exit(130));
@@ -46,6 +92,12 @@ try {
     QUARRY_E2E_DIR: cp.dir,
     QUARRY_E2E_KUBECONFIG: cp.adminKubeconfig,
     QUARRY_E2E_RUN_CRDS: runCrds,
+    ...(nodeFiles.length > 0 && {
+      QUARRY_E2E_NODE: NODE_NAME,
+      QUARRY_E2E_NODE_STATE: nodeState,
+      QUARRY_E2E_TOOLS_IMAGE: TOOLS_IMAGE,
+      QUARRY_E2E_PAUSE_IMAGE: PAUSE_IMAGE,
+    }),
   };
   await installQuarryApi(adminClient({ ...cp }), { runCrds });
   await installTektonCrds(adminClient({ ...cp }));
@@ -53,7 +105,7 @@ try {
   code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      ["--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...files],
+      ["--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...ordered],
       { stdio: "inherit", env },
     );
     child.on("exit", (c) => resolve(c ?? 1));

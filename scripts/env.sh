@@ -55,12 +55,19 @@ quarry_ensure_system_tools() {
   fi
 }
 
-# Everything: Node, pnpm, dependencies, system tools, control-plane binaries.
+# Everything: Node, pnpm, dependencies, system tools, control-plane binaries (the test node's
+# in the background).
 quarry_setup() {
   quarry_ensure_system_tools
   quarry_ensure_deps
   echo "[setup] control-plane binaries (built once from the Go module proxy, then cached)" >&2
   bash "$QUARRY_ROOT/e2e/controlplane/build-binaries.sh" >/dev/null
+  # The test node (kubelet, kube-controller-manager, kube-scheduler; containerd from Debian) builds
+  # in the background while lint and unit tests run; the e2e runner waits for it only when a
+  # scenario needs the node.
+  mkdir -p "$QUARRY_CACHE/logs"
+  echo "[setup] test-node binaries in the background (log: $QUARRY_CACHE/logs/build-node.log)" >&2
+  bash "$QUARRY_ROOT/e2e/controlplane/build-node.sh" >"$QUARRY_CACHE/logs/build-node.log" 2>&1 </dev/null &
   echo "[setup] OCI registry, crane and tkn for the bundle scenarios (built once from the Go module proxy, then cached)" >&2
   bash "$QUARRY_ROOT/e2e/fixtures/build-oci-tools.sh" >/dev/null
 }

@@ -2,6 +2,10 @@
 # Builds the test control plane's binaries (etcd, kube-apiserver) from the Go
 # module proxy, through small wrapper modules, and caches them by version.
 # Prints the directory that holds the binaries on its last line of stdout.
+# QUARRY_K8S_BINARIES names other k8s.io/kubernetes commands to build into the
+# same directory (build-node.sh: kubelet, kube-controller-manager, kube-scheduler).
+# Builds sharing a wrapper module take turns (flock), so one can run in the
+# background while another waits for it.
 #
 # Why wrapper modules: k8s.io/kubernetes and etcd's server module point their
 # sibling modules at local paths with replace directives, which a dependent
@@ -20,10 +24,15 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 
 log() { echo "[build-binaries] $*" >&2; }
 
-build_etcd() {
+# Holds an exclusive lock on $1.lock until the calling subshell exits.
+lock() { exec 9>"$1.lock"; flock 9; }
+
+build_etcd() (
   [ -x "$OUT/etcd" ] && return 0
   local dir="$CACHE_ROOT/wrappers/etcd-$ETCD_VERSION"
   mkdir -p "$dir"
+  lock "$dir"
+  [ -x "$OUT/etcd" ] && return 0 # built while we waited
   log "building etcd $ETCD_VERSION (wrapper in $dir)"
   local gomod
   gomod="$(cd "$dir" && go mod download -json "go.etcd.io/etcd/server/v3@$ETCD_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
@@ -40,14 +49,17 @@ build_etcd() {
   (cd "$dir" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2 &&
     go build -trimpath -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3 >&2)
   mv "$OUT/etcd.tmp" "$OUT/etcd"
-}
+)
 
-build_k8s() {
-  local missing=()
+build_k8s() (
+  local dir="$CACHE_ROOT/wrappers/k8s-$K8S_VERSION" missing=()
   for b in $BINARIES; do [ -x "$OUT/$b" ] || missing+=("$b"); done
   [ ${#missing[@]} -eq 0 ] && return 0
-  local dir="$CACHE_ROOT/wrappers/k8s-$K8S_VERSION"
   mkdir -p "$dir"
+  lock "$dir"
+  missing=()
+  for b in $BINARIES; do [ -x "$OUT/$b" ] || missing+=("$b"); done # some built while we waited
+  [ ${#missing[@]} -eq 0 ] && return 0
   log "building ${missing[*]} $K8S_VERSION (wrapper in $dir)"
   local gomod staging
   gomod="$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
@@ -71,7 +83,7 @@ build_k8s() {
       go build -trimpath -ldflags "-s -w $ld" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b" >&2)
     mv "$OUT/$b.tmp" "$OUT/$b"
   done
-}
+)
 
 build_etcd
 build_k8s

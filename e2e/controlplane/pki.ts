@@ -66,3 +66,45 @@ export function makePki(dir: string): Pki {
     saPub: p("sa.pub"),
   };
 }
+
+/**
+ * A client certificate signed by the control plane's CA (`caCert`/`caKey` as
+ * makePki wrote them): CN is the user, each O a group, e.g.
+ * `system:node:127.0.0.1` in `system:nodes` for a kubelet. Writes
+ * `<name>.crt` and `<name>.key` into `dir`.
+ */
+export function issueClientCert(
+  ca: { caCert: string; caKey: string },
+  dir: string,
+  name: string,
+  user: string,
+  groups: string[] = [],
+): { cert: string; key: string } {
+  const subj = `${groups.map((g) => `/O=${g}`).join("")}/CN=${user}`;
+  openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}.key`], dir);
+  openssl(["req", "-new", "-key", `${name}.key`, "-subj", subj, "-out", `${name}.csr`], dir);
+  writeFileSync(join(dir, `${name}.ext`), "extendedKeyUsage=clientAuth\n");
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      ca.caCert,
+      "-CAkey",
+      ca.caKey,
+      "-CAcreateserial",
+      "-CAserial",
+      `${name}.srl`,
+      "-days",
+      "2",
+      "-extfile",
+      `${name}.ext`,
+      "-out",
+      `${name}.crt`,
+    ],
+    dir,
+  );
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+}
