@@ -1,0 +1,245 @@
+// Driving custom-task runs (CustomRun or Run) for benchmarks: the per-run
+// timeline, a watch that stamps it (first Started, Running and Succeeded
+// seen, every status write seen), and clients that create runs at a bounded
+// concurrency. The ResolutionRequest counterparts are in requests.ts.
+import { performance } from "node:perf_hooks";
+import { type AnyRun, getCondition, type RunFlavour } from "@quarry/api";
+import { errorMessage, isApiError, type KubeClient } from "@quarry/kube";
+import { resourceOf } from "../../e2e/harness/runs.ts";
+import { withRetry } from "./requests.ts";
+import { log, sleep } from "./run.ts";
+
+/** One run's timeline: performance.now() ms unless named `…Wall` (Date.now() ms, to compare with status times). */
+export interface RunSample {
+  name: string;
+  /** just before the create was sent */
+  t0: number;
+  t0Wall: number;
+  /** the create returned */
+  created?: number;
+  /** first seen with Succeeded=Unknown (reason Started, or already Running) */
+  started?: number;
+  startedWall?: number;
+  /** first seen with Succeeded=Unknown, reason Running */
+  running?: number;
+  /** first seen Succeeded=True */
+  done?: number;
+  doneWall?: number;
+  /** status.startTime / completionTime as seen with True (second resolution) */
+  startTimeMs?: number;
+  completionTimeMs?: number;
+  /** MODIFIED events seen up to and including the first True */
+  modified: number;
+  /** MODIFIED events seen after the first True (writes to a finished run) */
+  modifiedAfterDone: number;
+  /** Succeeded=False, or a client error */
+  failed?: string;
+}
+
+const parseTime = (iso: string | undefined): number | undefined => {
+  const t = iso ? Date.parse(iso) : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+};
+
+export class RunTracker {
+  private readonly samples = new Map<string, RunSample>();
+  private readonly waiters = new Set<() => void>();
+
+  track(s: RunSample): void {
+    this.samples.set(s.name, s);
+  }
+
+  observe(type: string, run: AnyRun, at: number, wall: number): void {
+    const s = this.samples.get(run.metadata.name ?? "");
+    if (!s) return;
+    if (type === "MODIFIED") {
+      if (s.done === undefined) s.modified++;
+      else s.modifiedAfterDone++;
+    }
+    const cond = getCondition(run, "Succeeded");
+    if (!cond) return;
+    if (cond.status === "Unknown") {
+      if (s.started === undefined) {
+        s.started = at;
+        s.startedWall = wall;
+      }
+      if (cond.reason === "Running" && s.running === undefined) s.running = at;
+    } else if (cond.status === "True" && s.done === undefined) {
+      s.done = at;
+      s.doneWall = wall;
+      s.startTimeMs = parseTime(run.status?.startTime);
+      s.completionTimeMs = parseTime(run.status?.completionTime);
+      this.notify();
+    } else if (cond.status === "False" && s.failed === undefined && s.done === undefined) {
+      s.failed = `${cond.reason ?? "False"}: ${cond.message ?? ""}`;
+      this.notify();
+    }
+  }
+
+  fail(s: RunSample, why: string): void {
+    s.failed ??= why;
+    this.notify();
+  }
+
+  /** Resolves once every sample is done or failed, or when `signal` aborts. */
+  settled(batch: readonly RunSample[], signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
+          this.waiters.delete(check);
+          signal.removeEventListener("abort", check);
+          resolve();
+        }
+      };
+      this.waiters.add(check);
+      signal.addEventListener("abort", check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+/**
+ * Watches a namespace's runs of one flavour until `signal` aborts, resuming
+ * after errors from the last resourceVersion seen. `onListed` is called once
+ * the starting resourceVersion is known: runs created after that are seen
+ * from their creation on.
+ */
+export async function watchRuns(
+  client: KubeClient,
+  flavour: RunFlavour,
+  namespace: string,
+  tracker: RunTracker,
+  signal: AbortSignal,
+  stats: { restarts: number },
+  onListed?: () => void,
+): Promise<void> {
+  const rt = resourceOf(flavour);
+  let rv = "";
+  while (!rv && !signal.aborted) {
+    try {
+      rv = (await client.list(rt, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
+    } catch (err) {
+      log(`list failed (${errorMessage(err)}); retrying`);
+      await sleep(200);
+    }
+  }
+  onListed?.();
+  while (!signal.aborted) {
+    try {
+      const events = client.watch<AnyRun>(
+        rt,
+        namespace,
+        { resourceVersion: rv || undefined, allowWatchBookmarks: true, timeoutSeconds: 600 },
+        signal,
+      );
+      for await (const ev of events) {
+        const at = performance.now();
+        const wall = Date.now();
+        if (ev.type === "ERROR") {
+          const status = ev.object as unknown as { code?: number; message?: string };
+          if (status.code === 410) rv = "";
+          throw new Error(`watch ERROR event: ${status.message ?? JSON.stringify(ev.object)}`);
+        }
+        rv = ev.object.metadata.resourceVersion ?? rv;
+        if (ev.type !== "BOOKMARK") tracker.observe(ev.type, ev.object, at, wall);
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (isApiError(err, 410)) rv = "";
+      stats.restarts++;
+      log(`run watch restarted after: ${errorMessage(err)}`);
+      await sleep(200);
+    }
+  }
+}
+
+export interface RunBatch {
+  samples: RunSample[];
+  /** first create sent */
+  start: number;
+  /** last Succeeded=True seen (now, if none) */
+  end: number;
+}
+
+/**
+ * `n` runs named `<prefix>-00000`…, created by `clients.length` concurrent
+ * clients (`make` builds run `i`). Open loop: a client creates its next run
+ * as soon as its create returns; with `closedLoop` it first waits until its
+ * run is done. Resolves once every run is done or failed, or `signal` aborts.
+ */
+export async function runRunBatch(opts: {
+  clients: readonly KubeClient[];
+  prefix: string;
+  n: number;
+  tracker: RunTracker;
+  signal: AbortSignal;
+  make: (name: string, i: number) => AnyRun;
+  stats: { retries: number };
+  closedLoop?: boolean;
+}): Promise<RunBatch> {
+  const { clients, prefix, n, tracker, signal } = opts;
+  const samples: RunSample[] = [];
+  let next = 0;
+  const start = performance.now();
+  const worker = async (client: KubeClient) => {
+    for (;;) {
+      if (signal.aborted) return;
+      const i = next++;
+      if (i >= n) return;
+      const name = `${prefix}-${String(i).padStart(5, "0")}`;
+      const s: RunSample = {
+        name,
+        t0: performance.now(),
+        t0Wall: Date.now(),
+        modified: 0,
+        modifiedAfterDone: 0,
+      };
+      tracker.track(s);
+      samples.push(s);
+      try {
+        const run = opts.make(name, i);
+        await withRetry(
+          () => client.create(resourceOf(run.kind), run),
+          opts.stats,
+          signal,
+          (err) => isApiError(err, 409), // an earlier attempt did create it
+        );
+        s.created = performance.now();
+      } catch (err) {
+        tracker.fail(s, `client: ${errorMessage(err)}`);
+      }
+      if (opts.closedLoop) await tracker.settled([s], signal);
+    }
+  };
+  await Promise.all(clients.map(worker));
+  await tracker.settled(samples, signal);
+  const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
+  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
+}
+
+/** The measured runs' timelines as CSV, in ms since the batch's first create. */
+export function runSamplesCsv(batch: RunBatch): string {
+  const rel = (t: number | undefined) => (t === undefined ? "" : (t - batch.start).toFixed(1));
+  const rows = batch.samples.map((s) =>
+    [
+      s.name,
+      rel(s.t0),
+      rel(s.created),
+      rel(s.started),
+      rel(s.running),
+      rel(s.done),
+      s.startTimeMs === undefined ? "" : (s.startTimeMs - s.t0Wall).toFixed(0),
+      s.doneWall === undefined ? "" : (s.doneWall - s.t0Wall).toFixed(0),
+      s.modified,
+      s.modifiedAfterDone,
+      JSON.stringify(s.failed ?? ""),
+    ].join(","),
+  );
+  return `${RUN_SAMPLES_CSV_HEADER}${rows.join("\n")}\n`;
+}
+const RUN_SAMPLES_CSV_HEADER =
+  "name,t0,created,startedSeen,runningSeen,succeededSeen,startTimeMinusT0Wall,succeededSeenMinusT0Wall,modified,modifiedAfterDone,failed\n";
