@@ -40,7 +40,7 @@ for (const flavour of FLAVOURS) {
         params: [{ name: "duration", value: "30s" }],
       }),
     );
-    // waiting for its duration (Started, then Running)
+    // waiting for its duration (started and Running, in one write)
     const running = (r: AnyRun) => runStarted(r) && runSucceeded(r)?.reason === "Running";
     const started = await waitForRun(scn, flavour, name, running, 10_000);
     assert.equal(runSucceeded(started)?.message, "Waiting for duration to elapse");

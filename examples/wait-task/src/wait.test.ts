@@ -3,7 +3,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type AnyRun, type Param, type ParamValue, runView } from "@quarry/api";
-import type { CustomTask, RefOutcome, Step, TaskContext } from "@quarry/customtask-sdk";
+import {
+  type CustomTask,
+  planRun,
+  type RefOutcome,
+  type Step,
+  type TaskContext,
+} from "@quarry/customtask-sdk";
 import { parseWaitDuration, WAIT_GROUP, WAIT_KIND, WaitTask } from "./wait.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -243,6 +249,37 @@ test("WaitTask.reconcile", async () => {
   assert.equal(task.kind, "Wait");
   assert.equal(task.params, undefined, "Wait checks its own params (Tekton's reasons), the SDK does not");
   for (const row of ROWS) assert.deepEqual(await task.reconcile(context(row.ctx)), row.want, row.name);
+});
+
+/** What a Wait started at `startTime` is at `now`, as the SDK plans and counts it. */
+async function waitAt(startTime: string, now: number): Promise<Step | string> {
+  const run: AnyRun = {
+    ...mkRun(duration("5s")),
+    status: {
+      startTime,
+      conditions: [
+        { type: "Succeeded", status: "Unknown", reason: "Running", lastTransitionTime: startTime },
+      ],
+    },
+  };
+  const plan = planRun(run, new WaitTask(), { now, defaultTimeoutMs: 3_600_000 });
+  if (plan.type !== "invoke") return plan.type;
+  return new WaitTask().reconcile({
+    ...context({}),
+    run,
+    view: runView(run),
+    now,
+    startedAt: plan.startedAt,
+  });
+}
+
+test("a Wait never ends early: whole-second startTimes count from the end of their second", async () => {
+  // startTime is written in whole seconds: the run may have started as late as T0 + 999ms
+  assert.deepEqual(await waitAt("2026-01-01T00:00:00Z", T0 + 5999), waiting(1));
+  assert.deepEqual(await waitAt("2026-01-01T00:00:00Z", T0 + 6000), elapsed("5s"));
+  // a stamp with a fraction is exact
+  assert.deepEqual(await waitAt("2026-01-01T00:00:00.123Z", T0 + 5122), waiting(1));
+  assert.deepEqual(await waitAt("2026-01-01T00:00:00.123Z", T0 + 5123), elapsed("5s"));
 });
 
 test("parseWaitDuration", () => {

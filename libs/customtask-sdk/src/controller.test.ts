@@ -25,11 +25,16 @@ import { createLogger } from "@quarry/observability";
 import { buildRequest } from "@quarry/requester";
 import { TaskReconciler } from "./controller.ts";
 import { remoteRequest } from "./remote.ts";
-import type { CustomTask, Step, TaskContext } from "./task.ts";
+import type { CustomTask, DeclaredParam, Step, TaskContext } from "./task.ts";
 
 const log = createLogger({ service: "test", level: "silent" });
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+/**
+ * When an attempt stamped `at(ms)` counts as started: startTime is written in whole seconds, and
+ * the SDK counts from the end of that second, so a wait or a timeout never ends early.
+ */
+const counted = (ms: number) => T0 + Math.floor(ms / 1000) * 1000 + 1000;
 const HOUR = 3_600_000;
 const PIPELINE_CANCEL_MSG = "CustomRun cancelled as the PipelineRun it belongs to has been cancelled.";
 const GIT_PARAMS: Param[] = [
@@ -43,6 +48,7 @@ class ScriptedTask implements CustomTask {
   readonly kind = "Sleep";
   readonly invocations: TaskContext[] = [];
   readonly stops: string[] = [];
+  params?: DeclaredParam[];
   private readonly script: (ctx: TaskContext) => Step | Promise<Step>;
   constructor(script: (ctx: TaskContext) => Step | Promise<Step>) {
     this.script = script;
@@ -64,6 +70,7 @@ interface RunOpts {
   cancel?: string;
   resolver?: string;
   targetKind?: string;
+  params?: Param[];
 }
 
 function mkRun(o: RunOpts = {}): AnyRun {
@@ -73,6 +80,7 @@ function mkRun(o: RunOpts = {}): AnyRun {
   const spec: Record<string, unknown> = { [kind === "Run" ? "ref" : "customRef"]: ref };
   if (o.timeout) spec.timeout = o.timeout;
   if (o.retries) spec.retries = o.retries;
+  if (o.params) spec.params = o.params;
   if (o.cancel !== undefined) Object.assign(spec, { status: "RunCancelled", statusMessage: o.cancel });
   const run = {
     apiVersion: kind === "Run" ? "tekton.dev/v1alpha1" : "tekton.dev/v1beta1",
@@ -90,7 +98,7 @@ function cond(status: Condition["status"], reason: string, since: number, messag
   return c;
 }
 
-/** Started at T0 and running (as after the SDK's first two writes). */
+/** Started at T0 and running (as after the SDK's first write). */
 const started = (extra: RunStatus = {}): RunStatus => ({
   startTime: at(0),
   conditions: [cond("Unknown", "Running", 0)],
@@ -135,6 +143,8 @@ interface Row {
   /** Only in the cache: the apiserver no longer has it. */
   deleted?: boolean;
   requests?: ResolutionRequest[];
+  /** What the task declares (the SDK checks the run's params against it). */
+  params?: DeclaredParam[];
   script?: (ctx: TaskContext) => Step | Promise<Step>;
   elapsedMs: number;
   /** Hooks on the apiserver before reconciling (injected failures, racing writers). */
@@ -173,23 +183,74 @@ function raceFirstPatch(h: Harness, change: (run: AnyRun) => void): void {
 
 const rows: Row[] = [
   {
-    name: "a new CustomRun is started, then the task's step is written and its wake-up requeued",
+    name: "a new CustomRun: its start and the task's step are one write, its wake-up requeued",
     given: mkRun(),
     script: sleeping,
     elapsedMs: 0,
     wantActions: [
-      statusPatch("1", { startTime: at(0), conditions: [cond("Unknown", "Started", 0)] }),
-      statusPatch("2", { conditions: [cond("Unknown", "Running", 0, "sleeping")] }),
+      statusPatch("1", { startTime: at(0), conditions: [cond("Unknown", "Running", 0, "sleeping")] }),
     ],
     wantOutcome: { requeueAfterMs: 5000 },
     wantInvocations: 1,
-    check: ({ task }) => {
+    check: ({ client, task }) => {
       const ctx = task.invocations[0]!;
-      assert.equal(ctx.startedAt, T0);
+      assert.equal(ctx.startedAt, counted(0), "counted from the end of startTime's second");
       assert.equal(ctx.attempt, 1);
       assert.equal(ctx.timeoutMs, HOUR);
-      assert.equal(ctx.run.metadata.resourceVersion, "2", "the task sees the run as just written");
+      assert.equal(ctx.run.status?.startTime, at(0), "the task sees the run as started");
+      assert.equal(ctx.run.status?.conditions?.[0]?.reason, "Started");
+      assert.equal(client.object<AnyRun>(customRuns, "ns", "w")?.metadata.resourceVersion, "2");
     },
+  },
+  {
+    name: "a new run with a bad param: started and failed in one write",
+    given: mkRun({ params: [{ name: "seconds", value: ["5"] }] }),
+    params: [{ name: "seconds", type: "string" }],
+    elapsedMs: 0,
+    wantActions: [
+      statusPatch("1", {
+        startTime: at(0),
+        conditions: [
+          cond("False", "InvalidParamType", 0, 'param "seconds" is declared string, but was given an array'),
+        ],
+        completionTime: at(0),
+      }),
+    ],
+    wantEvents: [
+      event("Warning", "InvalidParamType", 'param "seconds" is declared string, but was given an array'),
+    ],
+    wantInvocations: 0,
+  },
+  {
+    name: "a new run the task fails at once: started and failed in one write",
+    given: mkRun(),
+    script: () => ({ type: "failed", reason: "InvalidDuration", message: "bad", retryable: false }),
+    elapsedMs: 0,
+    wantActions: [
+      statusPatch("1", {
+        startTime: at(0),
+        conditions: [cond("False", "InvalidDuration", 0, "bad")],
+        completionTime: at(0),
+      }),
+    ],
+    wantEvents: [event("Warning", "InvalidDuration", "bad")],
+    wantInvocations: 1,
+  },
+  {
+    name: "a run cancelled before it started: started and cancelled in one write, the task stopped",
+    given: mkRun({ cancel: PIPELINE_CANCEL_MSG }),
+    script: sleeping,
+    elapsedMs: 0,
+    wantActions: [
+      statusPatch("1", {
+        startTime: at(0),
+        conditions: [cond("False", "CustomRunCancelled", 0, PIPELINE_CANCEL_MSG)],
+        completionTime: at(0),
+      }),
+    ],
+    wantEvents: [event("Normal", "CustomRunCancelled", PIPELINE_CANCEL_MSG)],
+    wantStops: ["cancelled"],
+    wantInvocations: 0,
   },
   {
     name: "a Run is written through runs/status",
@@ -197,8 +258,11 @@ const rows: Row[] = [
     script: sleeping,
     elapsedMs: 0,
     wantActions: [
-      statusPatch("1", { startTime: at(0), conditions: [cond("Unknown", "Started", 0)] }, { runs: true }),
-      statusPatch("2", { conditions: [cond("Unknown", "Running", 0, "sleeping")] }, { runs: true }),
+      statusPatch(
+        "1",
+        { startTime: at(0), conditions: [cond("Unknown", "Running", 0, "sleeping")] },
+        { runs: true },
+      ),
     ],
     wantOutcome: { requeueAfterMs: 5000 },
   },
@@ -208,7 +272,34 @@ const rows: Row[] = [
     script: () => ({ type: "running" }),
     elapsedMs: 4000,
     wantActions: [],
-    wantOutcome: { requeueAfterMs: 6001 },
+    // 10s counted from the end of startTime's second (T0 + 1s), not from T0
+    wantOutcome: { requeueAfterMs: 7001 },
+  },
+  {
+    name: "a startTime with a fraction counts from that instant",
+    given: mkRun({ timeout: "10s", status: started({ startTime: "2026-01-01T00:00:00.123Z" }) }),
+    script: () => ({ type: "running" }),
+    elapsedMs: 4000,
+    wantActions: [],
+    wantOutcome: { requeueAfterMs: 10_000 - (4000 - 123) + 1 },
+    check: ({ task }) => assert.equal(task.invocations[0]!.startedAt, T0 + 123),
+  },
+  {
+    name: "a startTime with a fraction times out right after it",
+    given: mkRun({ timeout: "10s", status: started({ startTime: "2026-01-01T00:00:00.123Z" }) }),
+    script: sleeping,
+    elapsedMs: 10_124,
+    wantActions: [
+      statusPatch("1", {
+        conditions: [
+          cond("False", "CustomRunTimedOut", 10_124, 'CustomRun "w" failed to finish within "10s"'),
+        ],
+        completionTime: at(10_124),
+      }),
+    ],
+    wantEvents: [event("Warning", "CustomRunTimedOut", 'CustomRun "w" failed to finish within "10s"')],
+    wantStops: ["timedOut"],
+    wantInvocations: 0,
   },
   {
     name: "succeeded: results written, a Normal Event, no requeue",
@@ -248,11 +339,12 @@ const rows: Row[] = [
       statusPatch("2", { conditions: [cond("Unknown", "Running", 0)] }),
     ],
     wantEvents: [event("Warning", "Flaky", "attempt 1 failed, retrying: boom")],
-    wantOutcome: { requeueAfterMs: HOUR + 1 },
+    // the new attempt counts from the end of its startTime's second
+    wantOutcome: { requeueAfterMs: HOUR + 1000 + 1 },
     wantInvocations: 2,
     check: ({ task }) => {
       assert.equal(task.invocations[1]!.attempt, 2);
-      assert.equal(task.invocations[1]!.startedAt, T0 + 5000);
+      assert.equal(task.invocations[1]!.startedAt, counted(5000));
     },
   },
   {
@@ -292,13 +384,14 @@ const rows: Row[] = [
     name: "timed out: CustomRunTimedOut, a Warning Event, the task stopped",
     given: mkRun({ timeout: "10s", status: started() }),
     script: sleeping,
-    elapsedMs: 11_000,
+    // startTime T0 counts from T0 + 1s: past 10s at T0 + 11s + 1ms
+    elapsedMs: 11_001,
     wantActions: [
       statusPatch("1", {
         conditions: [
-          cond("False", "CustomRunTimedOut", 11_000, 'CustomRun "w" failed to finish within "10s"'),
+          cond("False", "CustomRunTimedOut", 11_001, 'CustomRun "w" failed to finish within "10s"'),
         ],
-        completionTime: at(11_000),
+        completionTime: at(11_001),
       }),
     ],
     wantEvents: [event("Warning", "CustomRunTimedOut", 'CustomRun "w" failed to finish within "10s"')],
@@ -309,19 +402,19 @@ const rows: Row[] = [
     name: "timed out with a retry left: retried, the task stopped, the new attempt runs",
     given: mkRun({ timeout: "10s", retries: 1, status: started() }),
     script: () => ({ type: "running", message: "again" }),
-    elapsedMs: 11_000,
+    elapsedMs: 12_000,
     wantActions: [
       statusPatch("1", {
         retriesStatus: [
           {
             startTime: at(0),
             conditions: [
-              cond("False", "CustomRunTimedOut", 11_000, 'CustomRun "w" failed to finish within "10s"'),
+              cond("False", "CustomRunTimedOut", 12_000, 'CustomRun "w" failed to finish within "10s"'),
             ],
-            completionTime: at(11_000),
+            completionTime: at(12_000),
           },
         ],
-        startTime: at(11_000),
+        startTime: at(12_000),
         completionTime: null,
         results: null,
         conditions: [
@@ -337,7 +430,8 @@ const rows: Row[] = [
     ],
     wantEvents: [event("Warning", "CustomRunTimedOut", 'CustomRun "w" failed to finish within "10s"')],
     wantStops: ["timedOut"],
-    wantOutcome: { requeueAfterMs: 10_001 },
+    // the new attempt (stamped 12s) counts from 13s: 11s of its 10s timeout left
+    wantOutcome: { requeueAfterMs: 11_001 },
     wantInvocations: 1,
   },
   {
@@ -367,7 +461,7 @@ const rows: Row[] = [
       statusPatch("1", { conditions: [cond("Unknown", "Running", 0, "sleeping")] }, { error: 409 }),
       statusPatch("2", { conditions: [cond("Unknown", "Running", 0, "sleeping")] }),
     ],
-    wantOutcome: { requeueAfterMs: HOUR - 2000 + 1 },
+    wantOutcome: { requeueAfterMs: HOUR + 1000 - 2000 + 1 },
   },
   {
     name: "a lagging cache: the conflict is recomputed from the latest status, the attempt's start kept",
@@ -383,15 +477,16 @@ const rows: Row[] = [
     wantActions: [
       statusPatch(
         "1",
-        { startTime: at(2000), conditions: [cond("Unknown", "Started", 2000)] },
+        { startTime: at(2000), conditions: [cond("Unknown", "Running", 2000, "sleeping")] },
         { error: 409 },
       ),
       statusPatch("2", { conditions: [cond("Unknown", "Running", 0, "sleeping")] }),
     ],
-    wantOutcome: { requeueAfterMs: HOUR - 2000 + 1 },
-    wantInvocations: 1,
+    wantOutcome: { requeueAfterMs: HOUR + 1000 - 2000 + 1 },
+    // once with the stale start (that step is never written), once with the stored one
+    wantInvocations: 2,
     check: ({ client, task }) => {
-      assert.equal(task.invocations[0]!.startedAt, T0);
+      assert.equal(task.invocations[1]!.startedAt, counted(0));
       assert.equal(client.object<AnyRun>(customRuns, "ns", "w")?.status?.startTime, at(0));
     },
   },
@@ -437,9 +532,13 @@ const rows: Row[] = [
     script: sleeping,
     elapsedMs: 0,
     wantActions: [
-      statusPatch("1", { startTime: at(0), conditions: [cond("Unknown", "Started", 0)] }, { error: 404 }),
+      statusPatch(
+        "1",
+        { startTime: at(0), conditions: [cond("Unknown", "Running", 0, "sleeping")] },
+        { error: 404 },
+      ),
     ],
-    wantInvocations: 0,
+    wantInvocations: 1,
   },
   {
     name: "a remote definition: the run's request is created, owned by the run, and the run waits",
@@ -460,7 +559,7 @@ const rows: Row[] = [
       },
       statusPatch("1", { conditions: [cond("Unknown", "Running", 0, "definition pending")] }),
     ],
-    wantOutcome: { requeueAfterMs: HOUR - 1000 + 1 },
+    wantOutcome: { requeueAfterMs: HOUR + 1000 - 1000 + 1 },
     check: ({ client }) => {
       const rr = client.object<ResolutionRequest>(resolutionRequests, "ns", REMOTE_NAME());
       assert.deepEqual(rr?.metadata.ownerReferences, [
@@ -560,6 +659,7 @@ for (const row of rows) {
     client.clearActions();
 
     const task = new ScriptedTask(row.script ?? (() => assert.fail("the task should not be called")));
+    if (row.params) task.params = row.params;
     const recorder = new FakeEventRecorder();
     const reconciler = new TaskReconciler({
       task,

@@ -51,7 +51,8 @@ export class TaskReconciler implements Reconciler {
     for (let step = 0; run && step < MAX_STEPS_PER_RECONCILE; step++) {
       const plan = planRun(run, this.deps.task, this.world());
       if (plan.type === "skip") return undefined;
-      const write = plan.type === "write" ? plan.write : await this.invoke(run, plan);
+      const write = plan.type === "write" ? plan.write : await this.invoke(plan.run ?? run, plan);
+      if (plan.type === "invoke" && plan.base) write.change = { ...plan.base, ...write.change };
       const written = await this.write(run, write);
       if (written?.moved) {
         run = written.run; // planned from an older status (a lagging cache): plan again from the latest

@@ -5,6 +5,7 @@
 export { TaskReconciler, type TaskReconcilerDeps } from "./controller.ts";
 export {
   applyStep,
+  attemptStart,
   cancelMessage,
   type PlanWorld,
   planRun,

@@ -4,12 +4,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type AnyRun, type Condition, getCondition, type Param, type RunStatus } from "@quarry/api";
-import { applyStep, cancelMessage, planRun, type RunPlan, runTimeoutMs, servesRun } from "./plan.ts";
+import {
+  applyStep,
+  attemptStart,
+  cancelMessage,
+  planRun,
+  type RunPlan,
+  runTimeoutMs,
+  servesRun,
+} from "./plan.ts";
 import {
   markCancelled,
   markFailed,
   markRunning,
-  markStarted,
   markSucceeded,
   markTimedOut,
   retriesUsed,
@@ -20,6 +27,10 @@ import type { CustomTask, DeclaredParam, Step } from "./task.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+/** A startTime stamped at(0) (whole seconds) counts from the end of its second. */
+const COUNTED_FROM = T0 + 1000;
+/** A startTime with a fraction counts from that very instant. */
+const FRACTIONAL = "2026-01-01T00:00:00.123Z";
 const DEFAULT_TIMEOUT_MS = 60_000;
 const WAIT_API = "wait.testing.tekton.dev/v1beta1";
 /** What Tekton's PipelineRun writes into spec.statusMessage when it cancels its CustomRuns. */
@@ -100,15 +111,29 @@ interface PlanRow {
   want: RunPlan | ((run: AnyRun, now: number) => RunPlan);
 }
 
+/** The author's reconcile, for a run started at(0) and planned at T0 + 10s (9s after COUNTED_FROM). */
 const invoke = (over: Partial<Extract<RunPlan, { type: "invoke" }>> = {}): RunPlan => ({
   type: "invoke",
   params: {},
   spec: undefined,
-  startedAt: T0,
+  startedAt: COUNTED_FROM,
   timeoutMs: DEFAULT_TIMEOUT_MS,
-  remainingMs: DEFAULT_TIMEOUT_MS - 10_000,
+  remainingMs: DEFAULT_TIMEOUT_MS - 9_000,
   ...over,
 });
+
+const startedCond = (since: number): Condition => ({
+  type: "Succeeded",
+  status: "Unknown",
+  reason: "Started",
+  lastTransitionTime: at(since),
+});
+
+/** What a run not started yet is planned from: the run as started (at `since`), and those fields. */
+function startedAs(run: AnyRun, startTime: string, since: number): { run: AnyRun; base: StatusChange } {
+  const base: StatusChange = { startTime, conditions: [startedCond(since)] };
+  return { run: { ...run, status: { ...run.status, ...base } } as AnyRun, base };
+}
 
 const cancelled =
   (reason: string, message: string) =>
@@ -167,21 +192,103 @@ const PLAN_ROWS: PlanRow[] = [
     want: { type: "skip" },
   },
 
-  // not started: initialised first, whatever else is wrong
+  // not started: started, and in the same write what the run is then (one write, not two)
   {
-    name: "no status",
+    name: "no status: started, and the author's reconcile sees the started run",
     run: mkRun({ status: undefined }),
-    want: (run, now) => ({ type: "write", write: { change: markStarted(run, now), requeueAfterMs: 0 } }),
+    want: (run) =>
+      invoke({
+        ...startedAs(run, at(10_000), 10_000),
+        startedAt: T0 + 11_000,
+        remainingMs: DEFAULT_TIMEOUT_MS + 1000,
+      }),
   },
   {
-    name: "startTime without a Succeeded condition",
+    name: "startTime without a Succeeded condition: that startTime kept",
     run: mkRun({ status: { startTime: at(0) } }),
-    want: (run, now) => ({ type: "write", write: { change: markStarted(run, now), requeueAfterMs: 0 } }),
+    want: (run) => invoke(startedAs(run, at(0), 10_000)),
   },
   {
-    name: "condition without startTime, cancelled and with a bad timeout",
+    name: "condition without startTime, cancelled and with a bad timeout: started and cancelled in one write",
     run: mkRun({ cancel: true, timeout: "soon", status: { conditions: [running(0)] } }),
-    want: (run, now) => ({ type: "write", write: { change: markStarted(run, now), requeueAfterMs: 0 } }),
+    want: {
+      type: "write",
+      write: {
+        change: {
+          startTime: at(10_000),
+          conditions: [
+            {
+              type: "Succeeded",
+              status: "False",
+              reason: "CustomRunCancelled",
+              message: 'CustomRun "w" was cancelled',
+              lastTransitionTime: at(10_000),
+            },
+          ],
+          completionTime: at(10_000),
+        },
+        stop: "cancelled",
+        event: { type: "Normal", reason: "CustomRunCancelled", message: 'CustomRun "w" was cancelled' },
+      },
+    },
+  },
+  {
+    name: "no status, a bad param: started and failed in one write",
+    run: mkRun({ status: undefined, params: [{ name: "duration", value: ["5s"] }] }),
+    task: mkTask({ params: declared() }),
+    want: {
+      type: "write",
+      write: {
+        change: {
+          startTime: at(10_000),
+          conditions: [
+            {
+              type: "Succeeded",
+              status: "False",
+              reason: "InvalidParamType",
+              message: 'param "duration" is declared string, but was given an array',
+              lastTransitionTime: at(10_000),
+            },
+          ],
+          completionTime: at(10_000),
+        },
+        event: {
+          type: "Warning",
+          reason: "InvalidParamType",
+          message: 'param "duration" is declared string, but was given an array',
+        },
+      },
+    },
+  },
+  {
+    name: "startTime long past, no condition: started and timed out in one write",
+    run: mkRun({ status: { startTime: at(0) } }),
+    now: 10 * DEFAULT_TIMEOUT_MS,
+    want: {
+      type: "write",
+      write: {
+        change: {
+          startTime: at(0),
+          conditions: [
+            {
+              type: "Succeeded",
+              status: "False",
+              reason: "CustomRunTimedOut",
+              message: 'CustomRun "w" failed to finish within "1m0s"',
+              lastTransitionTime: at(10 * DEFAULT_TIMEOUT_MS),
+            },
+          ],
+          completionTime: at(10 * DEFAULT_TIMEOUT_MS),
+        },
+        stop: "timedOut",
+        requeueAfterMs: undefined,
+        event: {
+          type: "Warning",
+          reason: "CustomRunTimedOut",
+          message: 'CustomRun "w" failed to finish within "1m0s"',
+        },
+      },
+    },
   },
 
   // cancel
@@ -219,15 +326,15 @@ const PLAN_ROWS: PlanRow[] = [
   // timeout
   { name: "unset: the default, not yet", run: mkRun(), want: invoke() },
   {
-    name: "unset: the default, exactly reached is not past",
+    name: "unset: the default, exactly reached is not past (counted from the end of startTime's second)",
     run: mkRun(),
-    now: DEFAULT_TIMEOUT_MS,
+    now: 1000 + DEFAULT_TIMEOUT_MS,
     want: invoke({ remainingMs: 0 }),
   },
   {
     name: "unset: the default, 1ms past",
     run: mkRun(),
-    now: DEFAULT_TIMEOUT_MS + 1,
+    now: 1000 + DEFAULT_TIMEOUT_MS + 1,
     want: (run, now) => ({
       type: "write",
       write: {
@@ -245,7 +352,31 @@ const PLAN_ROWS: PlanRow[] = [
   {
     name: "spec.timeout overrides the default",
     run: mkRun({ timeout: "1h30m" }),
-    want: invoke({ timeoutMs: 90 * 60_000, remainingMs: 90 * 60_000 - 10_000 }),
+    want: invoke({ timeoutMs: 90 * 60_000, remainingMs: 90 * 60_000 - 9_000 }),
+  },
+  {
+    name: "a fractional startTime counts from that instant: exactly reached is not past",
+    run: mkRun({ status: { startTime: FRACTIONAL, conditions: [running(0)] } }),
+    now: 123 + DEFAULT_TIMEOUT_MS,
+    want: invoke({ startedAt: T0 + 123, remainingMs: 0 }),
+  },
+  {
+    name: "a fractional startTime counts from that instant: 1ms past",
+    run: mkRun({ status: { startTime: FRACTIONAL, conditions: [running(0)] } }),
+    now: 123 + DEFAULT_TIMEOUT_MS + 1,
+    want: (run, now) => ({
+      type: "write",
+      write: {
+        change: markTimedOut(run, now, 'CustomRun "w" failed to finish within "1m0s"'),
+        stop: "timedOut",
+        requeueAfterMs: undefined,
+        event: {
+          type: "Warning",
+          reason: "CustomRunTimedOut",
+          message: 'CustomRun "w" failed to finish within "1m0s"',
+        },
+      },
+    }),
   },
   {
     name: '"0s" is no timeout',
@@ -388,14 +519,29 @@ test("planRun", () => {
   }
 });
 
-test("planRun: started → invoke carries on without another write", () => {
+test("planRun: started with its first step → invoke carries on without another start", () => {
   const fresh = mkRun({ status: undefined });
   const world = { now: T0 + 2000, defaultTimeoutMs: DEFAULT_TIMEOUT_MS };
   const first = planRun(fresh, mkTask(), world);
-  assert.equal(first.type, "write");
-  if (first.type !== "write") return;
-  const second = planRun(applied(fresh, first.write.change), mkTask(), { ...world, now: T0 + 2500 });
-  assert.deepEqual(second, invoke({ startedAt: T0 + 2000, remainingMs: DEFAULT_TIMEOUT_MS - 500 }));
+  assert.equal(first.type, "invoke");
+  if (first.type !== "invoke" || !first.run || !first.base)
+    return assert.fail("the first plan starts the run");
+  assert.equal(first.base.startTime, at(2000));
+  // what the controller writes: the start, under the author's step
+  const step = applyStep(first.run, { type: "running" }, world.now, first.remainingMs);
+  const written = applied(fresh, { ...first.base, ...step.change });
+  assert.equal(written.status?.startTime, at(2000));
+  assert.equal(getCondition(written, "Succeeded")?.reason, "Running");
+  const second = planRun(written, mkTask(), { ...world, now: T0 + 2500 });
+  assert.deepEqual(second, invoke({ startedAt: T0 + 3000, remainingMs: DEFAULT_TIMEOUT_MS + 500 }));
+});
+
+test("attemptStart: whole seconds count from the end of the second, a fraction from its instant", () => {
+  assert.equal(attemptStart("2026-01-01T00:00:00Z"), T0 + 1000);
+  assert.equal(attemptStart("2026-01-01T00:00:07Z"), T0 + 8000);
+  assert.equal(attemptStart(FRACTIONAL), T0 + 123);
+  assert.equal(attemptStart("2026-01-01T00:00:00.000Z"), T0, "an explicit fraction is exact, even .000");
+  assert.equal(attemptStart("2026-01-01T00:00:00.5Z"), T0 + 500);
 });
 
 test("servesRun and the helpers' edge cases", () => {
@@ -564,11 +710,13 @@ test("a run is never False before its retries are used up: timeouts", () => {
     let run = mkRun({ retries, timeout: "10s" });
     let now = T0;
     for (let attempt = 1; attempt <= retries + 1; attempt++) {
-      // each attempt runs until past its own timeout, counted from its own start
-      // (whole seconds: startTime is written at the apiserver's one-second resolution)
-      const inTime = planRun(run, task, { now: now + 10_000, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
+      // each attempt runs until past its own timeout, counted from its own start: startTime is
+      // written in whole seconds (the apiserver's resolution) and counted from the end of its
+      // second, so an attempt stamped S is within 10s until S + 11s and past it 1ms later
+      const stamp = Date.parse(run.status?.startTime ?? "");
+      const inTime = planRun(run, task, { now: stamp + 11_000, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
       assert.equal(inTime.type, "invoke", `retries ${retries}, attempt ${attempt} within its timeout`);
-      now += 11_000;
+      now = stamp + 11_001;
       const plan = planRun(run, task, { now, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
       assert.equal(plan.type, "write");
       if (plan.type !== "write") return;

@@ -51,6 +51,10 @@ export type RunPlan =
   | {
       type: "invoke";
       params: Record<string, ParamValue>;
+      /** The run as the task sees it, when this plan also starts it (its startTime set). */
+      run?: AnyRun;
+      /** Status fields to write with the task's own step (the start, when this plan starts it). */
+      base?: StatusChange;
       /** The embedded spec with the run's params substituted; undefined for a ref. */
       spec: Record<string, unknown> | undefined;
       startedAt: number;
@@ -101,15 +105,33 @@ export function cancelMessage(run: AnyRun): string {
 }
 
 export function planRun(run: AnyRun, task: CustomTask, world: PlanWorld): RunPlan {
-  const view = runView(run);
-  if (!servesRun(task, view) || isDone(run)) return { type: "skip" };
-  const { now } = world;
+  if (!servesRun(task, runView(run)) || isDone(run)) return { type: "skip" };
+  if (run.status?.startTime && getCondition(run, CONDITION_SUCCEEDED)) return planStarted(run, task, world);
+  // Initialise, and in the same write say what the run is now (Tekton's Wait writes Started and
+  // Running as one update, too): the initial-update timeout of TEP-0002 never fires on a run we
+  // serve, whatever else is wrong with it, and a start costs one write, not two.
+  const started = markStarted(run, world.now);
+  const startedRun = { ...run, status: { ...run.status, ...started } } as AnyRun;
+  const next = planStarted(startedRun, task, world);
+  if (next.type === "write")
+    return { type: "write", write: { ...next.write, change: { ...started, ...next.write.change } } };
+  if (next.type === "invoke") return { ...next, run: startedRun, base: started };
+  return { type: "write", write: { change: started, requeueAfterMs: 0 } };
+}
 
-  // Initialise first, so the initial-update timeout of TEP-0002 never fires on a run we serve,
-  // whatever else is wrong with it.
-  if (!run.status?.startTime || !getCondition(run, CONDITION_SUCCEEDED)) {
-    return { type: "write", write: { change: markStarted(run, now), requeueAfterMs: 0 } };
-  }
+/**
+ * When an attempt started, as the task should count it: the end of startTime's second when the
+ * stamp is whole seconds (as Kubernetes writes times), so a wait or a timeout never ends early.
+ */
+export function attemptStart(startTime: string): number {
+  const t = Date.parse(startTime);
+  return /\.\d/.test(startTime) ? t : t + 1000;
+}
+
+function planStarted(run: AnyRun, task: CustomTask, world: PlanWorld): RunPlan {
+  const view = runView(run);
+  const { now } = world;
+  if (!run.status?.startTime) return { type: "skip" };
   if (view.cancelRequested) {
     const message = cancelMessage(run);
     return {
@@ -131,7 +153,7 @@ export function planRun(run: AnyRun, task: CustomTask, world: PlanWorld): RunPla
       `${task.kind} takes no named definition, found ref name "${view.ref.name}"`,
     );
 
-  const startedAt = Date.parse(run.status.startTime);
+  const startedAt = attemptStart(run.status.startTime);
   const elapsed = now - startedAt;
   if (timeout.ms > 0 && elapsed > timeout.ms) {
     const message = timeoutMessage(run, timeout.ms);
