@@ -55,6 +55,14 @@ export const QuarryReason = {
   InvalidPipe: "InvalidPipe",
   /** A piped envFile is not KEY=VALUE lines; the message names the line, never its content. */
   InvalidEnvFile: "InvalidEnvFile",
+  /** A pipe pod cannot run: an image pull fails, its container config is broken, its init container crash-loops or the pod failed. */
+  PodFailed: "PodFailed",
+  /** A pipe pod's init container did not finish within the pipe resolver's pending-timeout. */
+  PodPendingTimeout: "PodPendingTimeout",
+  /** A piped file could not be read out of the pod (unreadable, or the waiting container's tar failed). */
+  CopyFailed: "CopyFailed",
+  /** A pipe's ConfigMap or Secret name is taken by an object the resolver cannot verify as its own, identical output; nothing is overwritten. */
+  OutputConflict: "OutputConflict",
 } as const;
 export type QuarryReason = (typeof QuarryReason)[keyof typeof QuarryReason];
 

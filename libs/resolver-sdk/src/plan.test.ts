@@ -113,6 +113,22 @@ test("planResolution: table", () => {
   }
 });
 
+test("planResolution: a perRequest resolver's results are never cached nor shared", () => {
+  const own: Resolver = { ...resolver, perRequest: true };
+  const withUid = (uid: string, cache?: string) => {
+    const obj = rr([{ name: "name", value: "t" }, ...(cache ? [{ name: "cache", value: cache }] : [])]);
+    obj.metadata.uid = uid;
+    return obj;
+  };
+  const a = planResolution(withUid("uid-a", "always"), own, validator, config);
+  const b = planResolution(withUid("uid-b", "always"), own, validator, config);
+  const shared = planResolution(withUid("uid-a", "always"), resolver, validator, config);
+  assert.ok(a.kind === "resolve" && b.kind === "resolve" && shared.kind === "resolve");
+  assert.equal(a.useCache, false, "cache=always is ignored");
+  assert.notEqual(a.cacheKey, b.cacheKey, "identical requests get their own flight");
+  assert.equal(a.cacheKey, `${shared.cacheKey}#uid-a`);
+});
+
 test("successStatus: base64 data, default content type, refSource mirrored, cache markers", () => {
   const s = successStatus(
     { data: new TextEncoder().encode("kind: Task"), refSource: { uri: "git+x", digest: { sha1: "ab" } } },

@@ -40,12 +40,15 @@ export function planResolution(
   if (invalid) return { kind: "fail", reason: "InvalidParams", message: invalid };
   const cacheMode = parsed.cacheMode ?? config.runtime.defaultCacheMode;
   const immutable = resolver.isImmutable?.(parsed.params) ?? false;
+  const key = cacheKey(resolver.type, rr.metadata.namespace ?? "", parsed.params, rr.spec?.url);
+  const own = resolver.perRequest === true;
   return {
     kind: "resolve",
     params: parsed.params,
-    cacheKey: cacheKey(resolver.type, rr.metadata.namespace ?? "", parsed.params, rr.spec?.url),
+    // a per-request result's flight key is the request's own, so no identical request joins it
+    cacheKey: own ? `${key}#${rr.metadata.uid ?? rr.metadata.name ?? ""}` : key,
     cacheMode,
-    useCache: useCache(cacheMode, immutable),
+    useCache: !own && useCache(cacheMode, immutable),
     timeoutMs: resolver.timeout?.(parsed.params, config.raw) ?? config.runtime.resolutionTimeoutMs,
   };
 }

@@ -108,6 +108,12 @@ export interface Resolver<P extends Params = Params> {
   timeout?(params: P, config: ResolverConfig): number;
   /** Whether the runtime checks that the result is a Tekton resource of an allowed kind (default true). */
   readonly checksKind?: boolean;
+  /**
+   * True when a result speaks for the request that asked only (it names objects made for that
+   * request): it is never cached, whatever the `cache` param says, and never handed to an
+   * identical request in flight.
+   */
+  readonly perRequest?: boolean;
   /** Checks the resolver's own config keys; throw ConfigError (from @quarry/kube) naming the key. */
   validateConfig?(config: ResolverConfig): void;
   /**
