@@ -152,7 +152,7 @@ test("outputObject: a Secret (data) or a ConfigMap (binaryData), named <owner>-<
   assert.deepEqual(view.kind === "Secret" && view.data, { k: "S0VZ" });
 });
 
-test("isOwnOutput: only Quarry's object for the same pipe, key and owner may be overwritten", () => {
+test("isOwnOutput: only Quarry's object for the same pipe, key and owner may stand for the output", () => {
   const desired: PipeOutput = outputObject({
     namespace: "ns",
     pipeName: "gencert",

@@ -1,7 +1,7 @@
 // What a piped file becomes: a ConfigMap (`binaryData`) or a Secret (`data`)
 // per pipe entry, named `<owner>-<pipe>-<key>`, owned by the request's
 // controller owner (a Run, so the objects live as long as the run that asked
-// for them and a rerun updates them in place), else by the request; and the
+// for them), else by the request; and the
 // request's `status.data`: a YAML list of `{key, kind, name, sha256}`.
 //
 // Nothing here puts a file's content anywhere but the object's data: error
@@ -146,10 +146,10 @@ export function outputObject(input: OutputInput): PipeOutput {
 }
 
 /**
- * True when an object found under a desired output's name is one the resolver may overwrite: made
- * by Quarry for the same pipe and key, and owned by the same owner (a rerun of the same run). Any
- * other object of that name (someone's own ConfigMap, another pipe whose `<owner>-<pipe>-<key>`
- * happens to read the same) is never touched.
+ * True when an object found under a desired output's name may stand for it (with the same data:
+ * the resolver never overwrites): made by Quarry for the same pipe and key, and owned by the same
+ * owner (a replay, or a rerun of the same run). Any other object of that name (someone's own
+ * ConfigMap, another pipe whose `<owner>-<pipe>-<key>` happens to read the same) is never touched.
  */
 export function isOwnOutput(existing: { metadata: ObjectMeta }, desired: PipeOutput): boolean {
   const e = existing.metadata;
