@@ -74,7 +74,11 @@ const cond = (status: Condition["status"], reason: string, since: number, messag
   lastTransitionTime: at(since),
 });
 const READY: Condition = { type: "Ready", status: "True", lastTransitionTime: at(0) };
-const running = { startTime: at(0), conditions: [cond("Unknown", "Running", 0)] };
+/** Started at exactly 0 (a stamp with a fraction counts from itself). */
+const running = {
+  startTime: new Date(T0).toISOString(),
+  conditions: [cond("Unknown", "Running", 0)],
+};
 
 /** The request as the run-controller creates it (what the apiserver receives). */
 const wantRequest: ResolutionRequest = {

@@ -111,9 +111,9 @@ const cond = (status: Condition["status"], reason: string, since: number, messag
   lastTransitionTime: at(since),
 });
 const READY: Condition = { type: "Ready", status: "True", lastTransitionTime: at(0) };
-/** What a custom-task controller writes first: started at 0, Succeeded=Unknown. */
+/** What a custom-task controller writes first: started at exactly 0, Succeeded=Unknown. */
 const running = (extra: RunStatus = {}): RunStatus => ({
-  startTime: at(0),
+  startTime: exact(0),
   conditions: [cond("Unknown", "Running", 0)],
   ...extra,
 });
@@ -480,6 +480,14 @@ const rows: Row[] = [
     given: { status: running(), timeout: "1s" },
     now: 31_000,
     want: () => ({ requeueAfterMs: 1 }),
+  },
+  {
+    // a whole-second stamp counts from the end of its second, as the SDK counts an attempt:
+    // the enforcer never falls due before a working controller would time the run out itself
+    name: "timeout 1s, startTime in whole seconds: not yet at 31.001s, counted from the second's end",
+    given: { status: running({ startTime: at(0) }), timeout: "1s" },
+    now: 31_001,
+    want: () => ({ requeueAfterMs: 1000 }),
   },
   {
     name: "timeout 1s: strictly after timeout + grace, Tekton's timed-out reason and message",

@@ -127,7 +127,7 @@ function enforce(
       enforcement: { reason: ReasonControllerNotFound, message, why: message },
     };
   }
-  const started = ms(run.status?.startTime);
+  const started = eventTime(run.status?.startTime);
   const timeout = runTimeoutMs(run, world.config.defaultTimeoutMs);
   if (started === undefined || !timeout.ok || timeout.ms === 0) return undefined;
   // Tekton: timed out once strictly more than the timeout has passed
@@ -233,7 +233,7 @@ function nextDeadline(run: AnyRun, world: RunWorld): number | undefined {
   if (getCondition(run, CONDITION_SUCCEEDED) === undefined) {
     deadlines.push((eventTime(run.metadata.creationTimestamp) ?? world.now) + policy.initialUpdateTimeoutMs);
   } else {
-    const started = ms(run.status?.startTime);
+    const started = eventTime(run.status?.startTime);
     const timeout = runTimeoutMs(run, world.config.defaultTimeoutMs);
     if (started !== undefined && timeout.ok && timeout.ms > 0)
       deadlines.push(started + timeout.ms + 1 + policy.graceMs);
