@@ -312,6 +312,23 @@ export interface RunEvents {
 }
 
 /** Events of one type and reason about runs of one flavour, per run name. */
+/**
+ * runEventCounts once every named run has its Event: the controllers record an Event after the
+ * status write it explains, so a test that saw the status may look before the Event exists.
+ */
+export function runEventCountsFor(
+  client: KubeClient,
+  namespace: string,
+  flavour: RunFlavour,
+  reason: string,
+  names: readonly string[],
+): Promise<Map<string, RunEvents>> {
+  return waitUntil(`${reason} Events of ${names.length} ${flavour}s`, async () => {
+    const counts = await runEventCounts(client, namespace, flavour, reason);
+    return names.every((n) => counts.has(n)) ? counts : undefined;
+  });
+}
+
 export async function runEventCounts(
   client: KubeClient,
   namespace: string,

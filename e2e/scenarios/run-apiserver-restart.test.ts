@@ -15,7 +15,7 @@ import {
   getRun,
   type RunTransitionRecorder,
   recordRunTransitions,
-  runEventCounts,
+  runEventCountsFor,
   runObject,
   runSucceeded,
   WAIT_REF,
@@ -128,7 +128,8 @@ test("runs in flight across an apiserver restart each end once, as expected; no 
     assert.deepEqual(run.status?.results, [{ name: "waited", value: "4s" }], name);
   }
   for (const flavour of FLAVOURS) {
-    const events = await runEventCounts(s.admin, s.namespace, flavour, "ControllerNotFound");
+    const names = nobody.filter(([f]) => f === flavour).map(([, n]) => n);
+    const events = await runEventCountsFor(s.admin, s.namespace, flavour, "ControllerNotFound", names);
     for (const [f, name] of nobody.filter(([f]) => f === flavour))
       assert.deepEqual(events.get(name), { objects: 1, count: 1 }, `${f} ${name}: one Warning Event`);
     for (const [, name] of waits) assert.ok(!events.has(name), `${name} was not enforced`);

@@ -20,7 +20,7 @@ import {
   createRun,
   FLAVOURS,
   type RunInput,
-  runEventCounts,
+  runEventCountsFor,
   runObject,
   runSucceeded,
   WAIT_REF,
@@ -188,7 +188,8 @@ async function assertInvalidRunSpecs(scn: Scenario): Promise<void> {
     [],
   );
   for (const flavour of FLAVOURS) {
-    const events = await runEventCounts(scn.admin, scn.namespace, flavour, "InvalidRunSpec");
+    const names = BAD.filter((b) => b.flavour === flavour).map((b) => b.input.name);
+    const events = await runEventCountsFor(scn.admin, scn.namespace, flavour, "InvalidRunSpec", names);
     for (const bad of BAD.filter((b) => b.flavour === flavour))
       assert.deepEqual(
         events.get(bad.input.name),

@@ -20,7 +20,7 @@ import {
   getRun,
   type RunTransitionRecorder,
   recordRunTransitions,
-  runEventCounts,
+  runEventCountsFor,
   runObject,
   runSucceeded,
   WAIT_REF,
@@ -197,9 +197,19 @@ test("run-controller killed before the initial-update timeout: each run is enfor
     );
   }
 
+  const namesOf = (flavour: RunFlavour) => nobody.filter(([f]) => f === flavour).map(([, n]) => n);
   const events = new Map([
-    ["CustomRun", await runEventCounts(scn.admin, scn.namespace, "CustomRun", "ControllerNotFound")],
-    ["Run", await runEventCounts(scn.admin, scn.namespace, "Run", "ControllerNotFound")],
+    [
+      "CustomRun",
+      await runEventCountsFor(
+        scn.admin,
+        scn.namespace,
+        "CustomRun",
+        "ControllerNotFound",
+        namesOf("CustomRun"),
+      ),
+    ],
+    ["Run", await runEventCountsFor(scn.admin, scn.namespace, "Run", "ControllerNotFound", namesOf("Run"))],
   ]);
   const eventFailures = nobody
     .map(([f, n]) => [f, n, events.get(f)?.get(n)] as const)

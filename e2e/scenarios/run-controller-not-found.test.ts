@@ -17,6 +17,7 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { setConfig, useScenario } from "../harness/scenario.ts";
+import { waitUntil } from "../harness/wait.ts";
 
 const TIMEOUT_MS = 2000;
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;
@@ -78,7 +79,11 @@ for (const flavour of FLAVOURS) {
           const late = failedAt - (creation + 1000 + TIMEOUT_MS);
           assert.ok(late >= 0 && late < 1000, `failed ${late} ms after the deadline`);
 
-          const events = await runEvents(scn.admin, flavour, scn.namespace, name);
+          // Events are recorded after the status write: wait for this one to be there
+          const events = await waitUntil(`${name}'s Event`, async () => {
+            const all = await runEvents(scn.admin, flavour, scn.namespace, name);
+            return all.some((e) => e.reason === "ControllerNotFound") ? all : undefined;
+          });
           assert.deepEqual(
             events.filter((e) => e.reason === "ControllerNotFound"),
             [{ type: "Warning", reason: "ControllerNotFound", message, component: "run-controller" }],
