@@ -23,7 +23,7 @@ import {
   pipes,
 } from "@quarry/api";
 import { isApiError, type KubeObject } from "@quarry/kube";
-// The resolver's pure pod builder (its I/O is not written yet), to check what it makes is a valid Pod.
+// The resolver's pure pod builder, to check what it makes is a valid Pod (pipe-resolve runs such pods).
 import { buildPod } from "../../services/pipe-resolver/src/pod.ts";
 import { validatePipe, validateStrategy } from "../../services/pipe-resolver/src/validate.ts";
 import { useScenario } from "../harness/scenario.ts";

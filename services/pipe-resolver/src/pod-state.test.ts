@@ -189,6 +189,18 @@ test("podProgress: table", () => {
       want: { kind: "ready" },
     },
     {
+      name: "a whole-second creationTimestamp counts from the end of its second: never early",
+      pod: pod({ phase: "Pending" }, { creationTimestamp: "2025-01-01T00:00:00Z" }),
+      at: T0 + TIMEOUT,
+      want: { kind: "waiting", wakeAfterMs: 1000 },
+    },
+    {
+      name: "... and fails once that has passed",
+      pod: pod({ phase: "Pending" }, { creationTimestamp: "2025-01-01T00:00:00Z" }),
+      at: T0 + TIMEOUT + 1000,
+      want: { kind: "failed", reason: "PodPendingTimeout" },
+    },
+    {
       name: "being deleted",
       pod: pod({ phase: "Running" }, { deletionTimestamp: new Date(T0).toISOString() }),
       want: { kind: "deleting" },

@@ -116,6 +116,16 @@ function initStatus(st: PodStatus, initName: string): ContainerStatus | undefine
 }
 
 /**
+ * When the deadline starts: the pod's creationTimestamp, or the end of its second when the stamp
+ * has whole-second resolution (as the apiserver writes it), so a pod never fails early.
+ */
+function startOf(stamp: string | undefined, now: number): number {
+  const t = Date.parse(stamp ?? "");
+  if (!Number.isFinite(t)) return now;
+  return /\.\d+/.test(stamp ?? "") ? t : t + 1000;
+}
+
+/**
  * The pod's progress at `now`. `pendingTimeoutMs` counts from the pod's creation until the files
  * can be copied (init container done, waiting container running).
  */
@@ -159,8 +169,7 @@ export function podProgress(
     );
   if (initDone && wait?.state?.running) return { kind: "ready" };
 
-  const created = Date.parse(pod.metadata.creationTimestamp ?? "");
-  const age = Number.isFinite(created) ? now - created : 0;
+  const age = now - startOf(pod.metadata.creationTimestamp, now);
   if (age >= pendingTimeoutMs)
     return failed(
       QuarryReason.PodPendingTimeout,

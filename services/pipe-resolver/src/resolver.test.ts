@@ -257,7 +257,7 @@ test("a pipe, step by step: pod created, pending until ready, files stored, pod 
   assert.deepEqual(s1.writes, [`create pods ${POD}`]);
   assert.deepEqual(s1.outcome, {
     pending: `waiting for pipe pod "${NS}/${POD}": phase Pending; init container "gen" not started; container "quarry-wait" not started`,
-    wakeAfterMs: 120_000,
+    wakeAfterMs: 121_000, // from the end of the creationTimestamp's second
   });
   const pod = h.client.object<KubeObject & { spec: Record<string, unknown> }>(pods, NS, POD)!;
   assert.deepEqual(pod.metadata.labels, {
@@ -290,7 +290,7 @@ test("a pipe, step by step: pod created, pending until ready, files stored, pod 
   h.advance(30_000);
   const s2 = await step(h);
   assert.deepEqual(s2.writes, [], "the pod is there: no second pod");
-  assert.equal(s2.outcome && "pending" in s2.outcome && s2.outcome.wakeAfterMs, 90_000);
+  assert.equal(s2.outcome && "pending" in s2.outcome && s2.outcome.wakeAfterMs, 91_000);
 
   h.kubelet({ phase: "Pending", initContainerStatuses: [{ name: "gen", state: { running: {} } }] });
   const s3 = await step(h);
@@ -424,7 +424,7 @@ test("a step finds each failure: reason, message naming the pod or file, and the
           { type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/1 nodes" },
         ],
       },
-      elapsedMs: 120_000,
+      elapsedMs: 121_000,
       reason: "PodPendingTimeout",
       message: new RegExp(
         `^pipe pod "${NS}/${POD}" did not get its files ready within the pending-timeout of 2m0s; phase Pending; not scheduled: Unschedulable 0/1 nodes`,
