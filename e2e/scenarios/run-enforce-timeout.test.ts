@@ -1,7 +1,8 @@
 // A timeout the owning controller ignores: a stub "controller" (this test)
 // starts a run of kind Stubborn with spec.timeout 1s and never ends it; the
 // run-controller marks it timed out (Tekton's reason and TaskRun-style
-// message) no earlier than startTime + timeout + enforcement-grace (2s), with
+// message) no earlier than startTime (the end of its whole second) + timeout +
+// enforcement-grace (2s), with
 // a Warning Event and the metric. A run whose stub keeps it fresh and ends it
 // within its timeout is never touched.
 import assert from "node:assert/strict";
@@ -80,8 +81,10 @@ for (const flavour of FLAVOURS) {
         seen.map((s) => `${s.status}/${s.reason}`),
         ["none/", "Unknown/Running", `False/${TIMED_OUT[flavour]}`],
       );
-      // due strictly after startTime + timeout, then the grace: never earlier, then at once
-      const due = Date.parse(startTime) + 1000 + GRACE_MS;
+      // due strictly after startTime + timeout, then the grace: never earlier, then at once. The
+      // stub's startTime is whole seconds, which the enforcer (as the SDK) counts from the end of
+      // its second, so a working controller always gets its own timeout first
+      const due = Date.parse(startTime) + 1000 + 1000 + GRACE_MS;
       const markedAt = seen.at(-1)!.at;
       assert.ok(markedAt > due, `marked ${markedAt - due} ms after startTime + timeout + grace`);
       assert.ok(markedAt - due < 1000, `marked ${markedAt - due} ms after startTime + timeout + grace`);
