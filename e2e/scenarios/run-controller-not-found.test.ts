@@ -63,7 +63,11 @@ for (const flavour of FLAVOURS) {
             byFields >= TIMEOUT_MS && byFields <= TIMEOUT_MS + 2000,
             `condition ${byFields} ms after creation`,
           );
-          const seen = rec.states.get(name) ?? [];
+          // the watch may deliver the transition a moment after the GET above saw it
+          const seen = await waitUntil(`${name}'s transition on the watch`, () => {
+            const states = rec.states.get(name) ?? [];
+            return states.some((x) => x.status === "False") ? states : undefined;
+          });
           assert.deepEqual(
             seen.map((s) => `${s.status}/${s.reason}`),
             ["none/", "False/ControllerNotFound"],
