@@ -18,6 +18,7 @@ import {
   targetName,
 } from "@quarry/api";
 import {
+  attemptStart,
   cancelMessage,
   markCancelled,
   markFailed,
@@ -79,10 +80,8 @@ const ms = (iso: string | undefined): number | undefined => {
  * earliest: such stamps have whole seconds and are truncated, so the event happened up to 1s after
  * a stamp without a fraction. Counting from the stamp itself would cut the period short by up to 1s.
  */
-const eventTime = (iso: string | undefined): number | undefined => {
-  const t = ms(iso);
-  return t === undefined || /\.\d/.test(iso ?? "") ? t : t + 1000;
-};
+const eventTime = (iso: string | undefined): number | undefined =>
+  ms(iso) === undefined ? undefined : attemptStart(iso ?? "");
 
 /** childReferences with the request added (others, e.g. a task's own children, kept). */
 function withChild(current: ChildReference[] | undefined, name: string): ChildReference[] | undefined {
