@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
-import { errorMessage, isApiError, type KubeClient } from "@quarry/kube";
+import { errorMessage, isApiError, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
 import { succeeded } from "../../e2e/harness/scenario.ts";
 import { log, sleep } from "./run.ts";
 
@@ -28,9 +28,42 @@ export interface Sample {
   failed?: string;
 }
 
-export class Tracker {
-  private readonly samples = new Map<string, Sample>();
+/**
+ * What a tracker of timelines shares, whatever it drives: marking a sample
+ * failed, and waiting until a batch of samples is done or failed.
+ */
+export class Settling<S extends { done?: number; failed?: string }> {
   private readonly waiters = new Set<() => void>();
+
+  fail(s: S, why: string): void {
+    s.failed ??= why;
+    this.notify();
+  }
+
+  /** Resolves once every sample is done or failed, or when `signal` aborts. */
+  settled(batch: readonly S[], signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
+          this.waiters.delete(check);
+          signal.removeEventListener("abort", check);
+          resolve();
+        }
+      };
+      this.waiters.add(check);
+      signal.addEventListener("abort", check);
+      check();
+    });
+  }
+
+  /** Wakes the waiters to look at their batches again (a sample settled). */
+  protected notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}
+
+export class Tracker extends Settling<Sample> {
+  private readonly samples = new Map<string, Sample>();
 
   track(s: Sample): void {
     this.samples.set(s.name, s);
@@ -51,31 +84,6 @@ export class Tracker {
       this.notify();
     }
   }
-
-  fail(s: Sample, why: string): void {
-    s.failed ??= why;
-    this.notify();
-  }
-
-  /** Resolves once every sample is done or failed, or when `signal` aborts. */
-  settled(batch: readonly Sample[], signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
-          this.waiters.delete(check);
-          signal.removeEventListener("abort", check);
-          resolve();
-        }
-      };
-      this.waiters.add(check);
-      signal.addEventListener("abort", check);
-      check();
-    });
-  }
-
-  private notify(): void {
-    for (const w of [...this.waiters]) w();
-  }
 }
 
 /**
@@ -83,7 +91,7 @@ export class Tracker {
  * `onListed` is called once the starting resourceVersion is known: requests
  * created after that are seen from their creation on.
  */
-export async function watchRequests(
+export function watchRequests(
   client: KubeClient,
   namespace: string,
   tracker: Tracker,
@@ -91,40 +99,68 @@ export async function watchRequests(
   stats: { restarts: number },
   onListed?: () => void,
 ): Promise<void> {
+  return watchObjects<ResolutionRequest>(
+    client,
+    resolutionRequests,
+    namespace,
+    (_type, rr, at) => tracker.observe(rr, at),
+    signal,
+    stats,
+    { onListed },
+  );
+}
+
+/**
+ * Watches a namespace's objects of one resource until `signal` aborts,
+ * resuming after errors from the last resourceVersion seen, and hands each
+ * event but bookmarks to `observe` with when it arrived (performance.now()
+ * and Date.now() ms). `onListed` is called once the starting resourceVersion
+ * is known; `what` names the watch in the restart log line.
+ */
+export async function watchObjects<T extends KubeObject>(
+  client: KubeClient,
+  rt: ResourceType,
+  namespace: string,
+  observe: (type: string, obj: T, at: number, wall: number) => void,
+  signal: AbortSignal,
+  stats: { restarts: number },
+  opts: { onListed?: () => void; what?: string } = {},
+): Promise<void> {
   // start from a listed resourceVersion so nothing created afterwards is missed
   let rv = "";
   while (!rv && !signal.aborted) {
     try {
-      rv = (await client.list(resolutionRequests, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
+      rv = (await client.list(rt, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
     } catch (err) {
       log(`list failed (${errorMessage(err)}); retrying`);
       await sleep(200);
     }
   }
-  onListed?.();
+  opts.onListed?.();
   while (!signal.aborted) {
     try {
-      const events = client.watch<ResolutionRequest>(
-        resolutionRequests,
+      const events = client.watch<T>(
+        rt,
         namespace,
         { resourceVersion: rv || undefined, allowWatchBookmarks: true, timeoutSeconds: 600 },
         signal,
       );
       for await (const ev of events) {
         const at = performance.now();
+        const wall = Date.now();
         if (ev.type === "ERROR") {
           const status = ev.object as unknown as { code?: number; message?: string };
           if (status.code === 410) rv = ""; // too old: rewatch from now (synthetic ADDED for all)
           throw new Error(`watch ERROR event: ${status.message ?? JSON.stringify(ev.object)}`);
         }
         rv = ev.object.metadata.resourceVersion ?? rv;
-        if (ev.type !== "BOOKMARK") tracker.observe(ev.object, at);
+        if (ev.type !== "BOOKMARK") observe(ev.type, ev.object, at, wall);
       }
     } catch (err) {
       if (signal.aborted) return;
       if (isApiError(err, 410)) rv = "";
       stats.restarts++;
-      log(`watch restarted after: ${errorMessage(err)}`);
+      log(`${opts.what ?? "watch"} restarted after: ${errorMessage(err)}`);
       await sleep(200);
     }
   }

@@ -6,8 +6,7 @@ import { performance } from "node:perf_hooks";
 import { type AnyRun, getCondition, type RunFlavour } from "@quarry/api";
 import { errorMessage, isApiError, type KubeClient } from "@quarry/kube";
 import { resourceOf } from "../../e2e/harness/runs.ts";
-import { withRetry } from "./requests.ts";
-import { log, sleep } from "./run.ts";
+import { Settling, watchObjects, withRetry } from "./requests.ts";
 
 /** One run's timeline: performance.now() ms unless named `…Wall` (Date.now() ms, to compare with status times). */
 export interface RunSample {
@@ -41,9 +40,8 @@ const parseTime = (iso: string | undefined): number | undefined => {
   return Number.isNaN(t) ? undefined : t;
 };
 
-export class RunTracker {
+export class RunTracker extends Settling<RunSample> {
   private readonly samples = new Map<string, RunSample>();
-  private readonly waiters = new Set<() => void>();
 
   track(s: RunSample): void {
     this.samples.set(s.name, s);
@@ -75,31 +73,6 @@ export class RunTracker {
       this.notify();
     }
   }
-
-  fail(s: RunSample, why: string): void {
-    s.failed ??= why;
-    this.notify();
-  }
-
-  /** Resolves once every sample is done or failed, or when `signal` aborts. */
-  settled(batch: readonly RunSample[], signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if (signal.aborted || batch.every((s) => s.done !== undefined || s.failed !== undefined)) {
-          this.waiters.delete(check);
-          signal.removeEventListener("abort", check);
-          resolve();
-        }
-      };
-      this.waiters.add(check);
-      signal.addEventListener("abort", check);
-      check();
-    });
-  }
-
-  private notify(): void {
-    for (const w of [...this.waiters]) w();
-  }
 }
 
 /**
@@ -108,7 +81,7 @@ export class RunTracker {
  * the starting resourceVersion is known: runs created after that are seen
  * from their creation on.
  */
-export async function watchRuns(
+export function watchRuns(
   client: KubeClient,
   flavour: RunFlavour,
   namespace: string,
@@ -117,44 +90,15 @@ export async function watchRuns(
   stats: { restarts: number },
   onListed?: () => void,
 ): Promise<void> {
-  const rt = resourceOf(flavour);
-  let rv = "";
-  while (!rv && !signal.aborted) {
-    try {
-      rv = (await client.list(rt, namespace, { limit: 1 })).metadata.resourceVersion ?? "";
-    } catch (err) {
-      log(`list failed (${errorMessage(err)}); retrying`);
-      await sleep(200);
-    }
-  }
-  onListed?.();
-  while (!signal.aborted) {
-    try {
-      const events = client.watch<AnyRun>(
-        rt,
-        namespace,
-        { resourceVersion: rv || undefined, allowWatchBookmarks: true, timeoutSeconds: 600 },
-        signal,
-      );
-      for await (const ev of events) {
-        const at = performance.now();
-        const wall = Date.now();
-        if (ev.type === "ERROR") {
-          const status = ev.object as unknown as { code?: number; message?: string };
-          if (status.code === 410) rv = "";
-          throw new Error(`watch ERROR event: ${status.message ?? JSON.stringify(ev.object)}`);
-        }
-        rv = ev.object.metadata.resourceVersion ?? rv;
-        if (ev.type !== "BOOKMARK") tracker.observe(ev.type, ev.object, at, wall);
-      }
-    } catch (err) {
-      if (signal.aborted) return;
-      if (isApiError(err, 410)) rv = "";
-      stats.restarts++;
-      log(`run watch restarted after: ${errorMessage(err)}`);
-      await sleep(200);
-    }
-  }
+  return watchObjects<AnyRun>(
+    client,
+    resourceOf(flavour),
+    namespace,
+    (type, run, at, wall) => tracker.observe(type, run, at, wall),
+    signal,
+    stats,
+    { onListed, what: "run watch" },
+  );
 }
 
 export interface RunBatch {
