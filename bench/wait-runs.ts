@@ -29,7 +29,7 @@ import type { FloorRun } from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { promSum } from "./lib/prom.ts";
 import { calls, machineInfo, ms, versionOf } from "./lib/report.ts";
-import { logCounts } from "./lib/requests.ts";
+import { logCounts, startWatch } from "./lib/requests.ts";
 import { BoundedRun, log, sleep } from "./lib/run.ts";
 import {
   type RunBatch,
@@ -167,24 +167,19 @@ async function measureRuns(opts: {
   const tracker = new RunTracker();
   const watchStats = { restarts: 0 };
   const clientStats = { retries: 0 };
-  const watchStop = new AbortController();
-  const stopWatch = () => watchStop.abort();
-  signal.addEventListener("abort", stopWatch);
-  let listed = () => {};
-  const watching = new Promise<void>((resolve) => {
-    listed = resolve;
-  });
-  const watchLoop = watchRuns(
-    RestKubeClient.fromEnvironment(cp.adminKubeconfig),
-    FLAVOUR,
-    namespace,
-    tracker,
-    watchStop.signal,
-    watchStats,
-    listed,
+  const watch = startWatch(signal, (stop, listed) =>
+    watchRuns(
+      RestKubeClient.fromEnvironment(cp.adminKubeconfig),
+      FLAVOUR,
+      namespace,
+      tracker,
+      stop,
+      watchStats,
+      listed,
+    ),
   );
   try {
-    await Promise.race([watching, watchLoop]);
+    await watch.ready;
     const clients = Array.from({ length: CONCURRENCY }, () =>
       RestKubeClient.fromEnvironment(cp.adminKubeconfig),
     );
@@ -251,9 +246,7 @@ async function measureRuns(opts: {
       client: { retries: clientStats.retries, watchRestarts: watchStats.restarts },
     };
   } finally {
-    signal.removeEventListener("abort", stopWatch);
-    watchStop.abort();
-    await watchLoop.catch(() => {});
+    await watch.stop();
   }
 }
 

@@ -7,7 +7,15 @@ import type { ControlPlane } from "../../e2e/controlplane/controlplane.ts";
 import type { RunningService } from "../../e2e/harness/service.ts";
 import { diffCounts, requestCounts } from "./apiserver.ts";
 import { type CpuUse, CpuWindow } from "./cpu.ts";
-import { type BatchResult, logCounts, runBatch, type Sample, Tracker, watchRequests } from "./requests.ts";
+import {
+  type BatchResult,
+  logCounts,
+  runBatch,
+  type Sample,
+  startWatch,
+  Tracker,
+  watchRequests,
+} from "./requests.ts";
 import { log, sleep } from "./run.ts";
 import { round, roundSummary, type Summary, summarize } from "./stats.ts";
 
@@ -132,24 +140,19 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   const tracker = new Tracker();
   const watchStats = { restarts: 0 };
   const clientStats = { retries: 0 };
-  const watchStop = new AbortController();
-  const stopWatch = () => watchStop.abort();
-  signal.addEventListener("abort", stopWatch);
-  let listed = () => {};
-  const watching = new Promise<void>((resolve) => {
-    listed = resolve;
-  });
-  const watchLoop = watchRequests(
-    RestKubeClient.fromEnvironment(cp.adminKubeconfig),
-    namespace,
-    tracker,
-    watchStop.signal,
-    watchStats,
-    listed,
+  const watch = startWatch(signal, (stop, listed) =>
+    watchRequests(
+      RestKubeClient.fromEnvironment(cp.adminKubeconfig),
+      namespace,
+      tracker,
+      stop,
+      watchStats,
+      listed,
+    ),
   );
   try {
     // a request created (and even finished) before the watch's starting point would never be seen
-    await Promise.race([watching, watchLoop]);
+    await watch.ready;
     const clients = Array.from({ length: opts.concurrency }, () =>
       RestKubeClient.fromEnvironment(cp.adminKubeconfig),
     );
@@ -261,8 +264,6 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
       client: { retries: clientStats.retries, watchRestarts: watchStats.restarts },
     };
   } finally {
-    signal.removeEventListener("abort", stopWatch);
-    watchStop.abort();
-    await watchLoop.catch(() => {});
+    await watch.stop();
   }
 }

@@ -166,6 +166,34 @@ export async function watchObjects<T extends KubeObject>(
   }
 }
 
+/**
+ * Starts a watch loop (`watch` gets the signal that stops it and the callback
+ * to call once it has its starting point), stopped when `signal` aborts or by
+ * `stop`. Await `ready` (the starting point is known, or the loop ended) before
+ * creating what it should see; await `stop` when done with it.
+ */
+export function startWatch(
+  signal: AbortSignal,
+  watch: (stop: AbortSignal, onListed: () => void) => Promise<void>,
+): { ready: Promise<void>; stop: () => Promise<void> } {
+  const watchStop = new AbortController();
+  const stopWatch = () => watchStop.abort();
+  signal.addEventListener("abort", stopWatch);
+  let listed = () => {};
+  const watching = new Promise<void>((resolve) => {
+    listed = resolve;
+  });
+  const watchLoop = watch(watchStop.signal, listed);
+  return {
+    ready: Promise.race([watching, watchLoop]),
+    stop: async () => {
+      signal.removeEventListener("abort", stopWatch);
+      watchStop.abort();
+      await watchLoop.catch(() => {});
+    },
+  };
+}
+
 /** Retries transient API errors (network, 429, 5xx) with a short backoff, up to 5 attempts. */
 export async function withRetry<T>(
   what: () => Promise<T>,
