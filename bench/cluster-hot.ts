@@ -12,19 +12,18 @@
 //   node bench/cluster-hot.ts [--requests 1000] [--concurrency 16] [--with-floor] [--json out.json]
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
-import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
+import type { ControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { applyObject } from "../e2e/harness/apply.ts";
 import { newRequest, newScenario, taskManifest } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
-import { calls, machineInfo, ms, versionOf, versus } from "./lib/report.ts";
+import { calls, controlPlaneVersions, machineInfo, ms, versus } from "./lib/report.ts";
 import { createWithRetry, SAMPLES_CSV_HEADER, type Sample, samplesCsv } from "./lib/requests.ts";
 import { resolverView } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log } from "./lib/run.ts";
@@ -110,12 +109,7 @@ const services = new BenchServices(run, LOG_LEVEL);
 let exitCode = 1;
 
 try {
-  const binDir = buildBinaries();
-  const versions = {
-    node: process.version,
-    kubeApiserver: versionOf(join(binDir, "kube-apiserver"), ["--version"]),
-    etcd: versionOf(join(binDir, "etcd"), ["--version"]),
-  };
+  const versions = controlPlaneVersions();
   const {
     cp: plane,
     pids: cpPids,

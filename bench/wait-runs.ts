@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import type { AnyRun, RunFlavour } from "@quarry/api";
 import { errorMessage, parseDuration, RestKubeClient, settingsFromEnv } from "@quarry/kube";
-import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
+import type { ControlPlane } from "../e2e/controlplane/controlplane.ts";
 import { resourceOf, runObject, WAIT_REF } from "../e2e/harness/runs.ts";
 import { newScenario } from "../e2e/harness/scenario.ts";
 import type { RunningService } from "../e2e/harness/service.ts";
@@ -28,7 +28,7 @@ import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import type { FloorRun } from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { promSum } from "./lib/prom.ts";
-import { calls, machineInfo, ms, versionOf } from "./lib/report.ts";
+import { calls, controlPlaneVersions, machineInfo, ms } from "./lib/report.ts";
 import { logCounts, startWatch } from "./lib/requests.ts";
 import { BoundedRun, log, sleep } from "./lib/run.ts";
 import {
@@ -305,12 +305,7 @@ const services = new BenchServices(run, LOG_LEVEL);
 let exitCode = 1;
 
 try {
-  const binDir = buildBinaries();
-  const versions = {
-    node: process.version,
-    kubeApiserver: versionOf(join(binDir, "kube-apiserver"), ["--version"]),
-    etcd: versionOf(join(binDir, "etcd"), ["--version"]),
-  };
+  const versions = controlPlaneVersions();
   const {
     cp: plane,
     pids: cpPids,

@@ -2,6 +2,8 @@
 // and call counts as text, and a phase's latency over the floor.
 import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { buildBinaries } from "../../e2e/controlplane/controlplane.ts";
 import { round, type Summary } from "./stats.ts";
 
 /** The first line of `bin args` (e.g. `git --version`), or "unknown". */
@@ -11,6 +13,16 @@ export function versionOf(bin: string, args: string[]): string {
   } catch {
     return "unknown";
   }
+}
+
+/** Builds the control plane's binaries; Node's, kube-apiserver's and etcd's versions for the report. */
+export function controlPlaneVersions(): { node: string; kubeApiserver: string; etcd: string } {
+  const binDir = buildBinaries();
+  return {
+    node: process.version,
+    kubeApiserver: versionOf(join(binDir, "kube-apiserver"), ["--version"]),
+    etcd: versionOf(join(binDir, "etcd"), ["--version"]),
+  };
 }
 
 /** The machine for the JSON result, with the versions given. */
