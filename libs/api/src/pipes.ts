@@ -184,3 +184,30 @@ export interface Pipe {
   metadata: ObjectMeta;
   spec: PipeSpec;
 }
+
+/**
+ * One entry of a resolved pipe request's `status.data` (a YAML list of these): what was stored
+ * where. A Pipe run turns each into a result `key → name`.
+ */
+export interface PipeResult {
+  key: string;
+  kind: PipeOutputKind;
+  /** The ConfigMap's or Secret's name, in the request's namespace. */
+  name: string;
+  /** Hex SHA-256 of the file's bytes as copied from the pod. */
+  sha256: string;
+}
+
+/** The list as PipeResults, or undefined when it is not a list of well-formed entries. */
+export function pipeResultsOf(list: unknown): PipeResult[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const results: PipeResult[] = [];
+  for (const r of list as unknown[]) {
+    if (typeof r !== "object" || r === null) return undefined;
+    const { key, kind, name, sha256 } = r as Record<string, unknown>;
+    if (typeof key !== "string" || typeof name !== "string" || typeof sha256 !== "string") return undefined;
+    if (!PIPE_OUTPUT_KINDS.includes(kind as PipeOutputKind)) return undefined;
+    results.push({ key, kind: kind as PipeOutputKind, name, sha256 });
+  }
+  return results;
+}

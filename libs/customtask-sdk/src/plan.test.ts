@@ -682,6 +682,25 @@ test("applyStep", () => {
   }
 });
 
+test("applyStep: the task's childReferences are written whole with any step", () => {
+  const children = [
+    { apiVersion: "resolution.tekton.dev/v1beta1", kind: "ResolutionRequest", name: "pipe-1" },
+  ];
+  const run = mkRun({ retries: 1, status: { startTime: at(0), conditions: [running(0)] } });
+  const steps: Step[] = [
+    { type: "running", childReferences: children },
+    { type: "succeeded", childReferences: children },
+    { type: "failed", reason: "Flaky", message: "x", childReferences: children },
+    { type: "failed", reason: "Bad", message: "x", retryable: false, childReferences: children },
+  ];
+  for (const step of steps) {
+    const { change } = applyStep(run, step, T0 + 1000, undefined);
+    assert.deepEqual(change.childReferences, children, `${step.type}`);
+  }
+  const { change } = applyStep(run, { type: "running" }, T0 + 1000, undefined);
+  assert.equal("childReferences" in change, false, "untouched when the task gives none");
+});
+
 test("a run is never False before its retries are used up: failures from the author", () => {
   for (const retries of [0, 1, 3]) {
     let run = mkRun({ retries });

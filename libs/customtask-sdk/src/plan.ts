@@ -190,6 +190,12 @@ export function applyStep(
   now: number,
   remainingMs: number | undefined,
 ): StatusWrite {
+  const write = stepWrite(run, step, now, remainingMs);
+  if (step.childReferences) write.change.childReferences = step.childReferences;
+  return write;
+}
+
+function stepWrite(run: AnyRun, step: Step, now: number, remainingMs: number | undefined): StatusWrite {
   switch (step.type) {
     case "running": {
       // wake at the author's time or just past the timeout, whichever is first

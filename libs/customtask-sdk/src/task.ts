@@ -2,7 +2,15 @@
 // declares, and one `reconcile` that looks at a run and says what state it is
 // in. Everything else (informers, status writes under optimistic locking,
 // start, cancel, timeout, retries, remote refs) is the SDK's.
-import type { AnyRun, ParamDeclaration, ParamValue, RefSource, RunResult, RunView } from "@quarry/api";
+import type {
+  AnyRun,
+  ChildReference,
+  ParamDeclaration,
+  ParamValue,
+  RefSource,
+  RunResult,
+  RunView,
+} from "@quarry/api";
 import type { Logger } from "@quarry/observability";
 
 /** A param the task declares (Tekton's ParamSpec shape); undeclared params fail the run. */
@@ -39,7 +47,15 @@ export interface TaskContext {
 }
 
 /** What the run is now. */
-export type Step =
+export type Step = StepState & {
+  /**
+   * The objects the task made for the run (TEP-0100), the whole list: written to
+   * status.childReferences when it differs. Never a child's status or data.
+   */
+  childReferences?: ChildReference[];
+};
+
+type StepState =
   | {
       type: "running";
       message?: string;

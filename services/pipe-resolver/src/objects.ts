@@ -15,12 +15,15 @@ import {
   MANAGED_BY_QUARRY,
   type ObjectMeta,
   type OwnerReference,
-  type PipeOutputKind,
+  type PipeResult,
   QuarryReason,
   RESOLUTION_REQUEST_KIND,
   RESOLUTION_V1BETA1,
 } from "@quarry/api";
 import { dump } from "js-yaml";
+
+export type { PipeResult };
+
 import { parseEnvFile } from "./envfile.ts";
 import { type FileToCopy, MAX_PIPE_FILE_BYTES } from "./files.ts";
 import { labelValue, outputObjectName } from "./names.ts";
@@ -44,16 +47,6 @@ export interface Secret {
 }
 
 export type PipeOutput = ConfigMap | Secret;
-
-/** One line of the request's status.data. */
-export interface PipeResult {
-  key: string;
-  kind: PipeOutputKind;
-  /** The ConfigMap's or Secret's name, in the request's namespace. */
-  name: string;
-  /** Hex SHA-256 of the file's bytes as copied from the pod. */
-  sha256: string;
-}
 
 interface RequestLike {
   metadata: ObjectMeta;

@@ -22,11 +22,10 @@ import {
   MANAGED_BY_QUARRY,
   type ObjectMeta,
   type OwnerReference,
-  PIPE_OUTPUT_KINDS,
-  type PipeOutputKind,
+  type PipeResult,
+  pipeResultsOf,
 } from "@quarry/api";
 import { labelValue, podName, type RequestIdentity } from "./names.ts";
-import type { PipeResult } from "./objects.ts";
 
 /** Marks a receipt among the ConfigMaps of a namespace. */
 export const LABEL_RECEIPT = "quarry.dev/pipe-receipt";
@@ -83,9 +82,6 @@ export function receiptData(receipt: Receipt): Record<string, string> {
 
 export type ReadReceipt = { ok: true; receipt: Receipt } | { ok: false; message: string };
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * The receipt found under the request's receipt name, if it is this request's: made by Quarry,
  * controlled by the request (uid), with a state and results of the right shapes.
@@ -113,18 +109,8 @@ export function readReceipt(obj: ReceiptObject, requestUid: string): ReadReceipt
     return not(`has no valid ${RESULTS_KEY}`);
   }
   if (!Array.isArray(parsed)) return not(`has no valid ${RESULTS_KEY}`);
-  const results: PipeResult[] = [];
-  for (const r of parsed) {
-    if (
-      !isRecord(r) ||
-      typeof r.key !== "string" ||
-      typeof r.name !== "string" ||
-      typeof r.sha256 !== "string" ||
-      !PIPE_OUTPUT_KINDS.includes(r.kind as PipeOutputKind)
-    )
-      return not(`has a malformed entry in ${RESULTS_KEY}`);
-    results.push({ key: r.key, kind: r.kind as PipeOutputKind, name: r.name, sha256: r.sha256 });
-  }
+  const results = pipeResultsOf(parsed);
+  if (!results) return not(`has a malformed entry in ${RESULTS_KEY}`);
   return { ok: true, receipt: { state, results } };
 }
 

@@ -1,17 +1,26 @@
 // run-controller: creates the ResolutionRequests of remote run refs, records
-// childReferences and provenance, and enforces the custom-task contract for
-// every Run and CustomRun.
-import { type AnyRun, customRuns, type ResolutionRequest, resolutionRequests, runs } from "@quarry/api";
-import { LABEL_RUN } from "@quarry/customtask-sdk";
+// childReferences and provenance, enforces the custom-task contract for
+// every Run and CustomRun, and runs the built-in Pipe task.
+import {
+  type AnyRun,
+  customRuns,
+  type ResolutionRequest,
+  resolutionRequests,
+  runs,
+  runView,
+} from "@quarry/api";
+import { LABEL_RUN, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
 import { type Informer, ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
 import { RunReconciler } from "./controller.ts";
 import { enforcementCounter } from "./metrics.ts";
+import { PipeTask } from "./pipe-task.ts";
 
 const runtime = new ServiceRuntime("run-controller");
 const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig);
 const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { labelSelector: LABEL_RUN });
 const onEnforcement = enforcementCounter(runtime.metrics.meter);
+const pipeTask = new PipeTask({ client: runtime.client, requests });
 const flavours = (process.env.QUARRY_RUN_FLAVOURS ?? "Run,CustomRun").split(",").map((f) => f.trim());
 
 for (const flavour of flavours) {
@@ -31,6 +40,23 @@ for (const flavour of flavours) {
   informer.on(controller.handlers<AnyRun>());
   informer.on({ onDelete: (run) => reconciler.forget(run.metadata.uid ?? "") });
   requests.on(controller.ownerHandlers<ResolutionRequest>({ ownerKind: flavour, ownerGroup: "tekton.dev" }));
+
+  // Pipe runs: their own queue, so a burst of pipes never delays enforcement of other runs
+  const pipes = runtime.controller(
+    `pipe-${flavour.toLowerCase()}`,
+    new TaskReconciler({
+      task: pipeTask,
+      client: runtime.client,
+      runs: informer,
+      requests,
+      recorder: runtime.recorder,
+      log: runtime.log.child({ controller: `pipe-${flavour.toLowerCase()}` }),
+      defaultTimeoutMs: () => config.current().defaultTimeoutMs,
+      stopping: runtime.stopping,
+    }),
+  );
+  informer.on(pipes.handlers<AnyRun>({ filter: (run) => servesRun(pipeTask, runView(run)) }));
+  requests.on(pipes.ownerHandlers<ResolutionRequest>({ ownerKind: flavour, ownerGroup: "tekton.dev" }));
   // new settings move every pending deadline: look at every run again
   config.onChange(() => {
     for (const run of (informer as Informer<AnyRun>).list())
