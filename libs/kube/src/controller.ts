@@ -32,6 +32,11 @@ export interface ControllerOptions {
   concurrency?: number;
   queue?: WorkQueue;
   onDepth?: (depth: number) => void;
+  /**
+   * Whether this replica owns `key` (HA by buckets: the key's bucket is held here). Keys it does
+   * not own are neither queued nor reconciled; all are owned when omitted.
+   */
+  owns?: (key: string) => boolean;
 }
 
 export class Controller {
@@ -40,6 +45,7 @@ export class Controller {
   private readonly reconciler: Reconciler;
   private readonly log: Logger;
   private readonly concurrency: number;
+  private readonly owns: (key: string) => boolean;
   private workers: Promise<void> | undefined;
 
   constructor(opts: ControllerOptions) {
@@ -48,18 +54,29 @@ export class Controller {
     this.log = opts.log.child({ controller: opts.name });
     this.concurrency = opts.concurrency ?? 4;
     this.queue = opts.queue ?? new WorkQueue({ onDepth: opts.onDepth });
+    this.owns = opts.owns ?? (() => true);
   }
 
   enqueue(key: string): void {
-    this.queue.add(key);
+    if (this.owns(key)) this.queue.add(key);
   }
 
   enqueueSlow(key: string): void {
-    this.queue.addSlow(key);
+    if (this.owns(key)) this.queue.addSlow(key);
   }
 
   enqueueAfter(key: string, ms: number): void {
-    this.queue.addAfter(key, ms);
+    if (this.owns(key)) this.queue.addAfter(key, ms);
+  }
+
+  /** Drops the queued keys `match` selects (a lost bucket's); returns how many. */
+  drop(match: (key: string) => boolean): number {
+    return this.queue.removeWhere(match);
+  }
+
+  /** Resolves once no key `match` selects is being reconciled. */
+  idle(match: (key: string) => boolean): Promise<void> {
+    return this.queue.idle(match);
   }
 
   /**
@@ -133,6 +150,11 @@ export class Controller {
   }
 
   private async process(key: string): Promise<void> {
+    // queued (a retry, a requeue-after) before its bucket moved to another replica
+    if (!this.owns(key)) {
+      this.queue.forget(key);
+      return;
+    }
     let outcome: ReconcileOutcome | undefined;
     try {
       outcome = await this.reconciler.reconcile(key, { attempt: this.queue.numRequeues(key) + 1 });
@@ -146,7 +168,7 @@ export class Controller {
       throw err; // runWorkers requeues with backoff
     }
     this.queue.forget(key);
-    if (outcome?.requeueAfterMs !== undefined) this.queue.addAfter(key, outcome.requeueAfterMs);
+    if (outcome?.requeueAfterMs !== undefined) this.enqueueAfter(key, outcome.requeueAfterMs);
   }
 }
 

@@ -1,4 +1,6 @@
 export { ExponentialBackoff, RetryDelay } from "./backoff.ts";
+export { bucketLeaseName, bucketOf, MAX_BUCKETS, memberLeaseName } from "./bucket-hash.ts";
+export { BucketSet, type BucketSetOptions, type BucketStatus } from "./bucket-set.ts";
 export {
   type KubeClient,
   type KubeObject,
@@ -22,6 +24,16 @@ export {
 } from "./controller.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export {
+  type AcquireReason,
+  checkLeaseTiming,
+  DEFAULT_LEASE_TIMING,
+  type ElectorHooks,
+  type ElectorState,
+  LeaseElector,
+  type LeaseElectorOptions,
+  type LeaseTiming,
+} from "./elector.ts";
+export {
   ApiError,
   asTransientError,
   causeChain,
@@ -44,7 +56,10 @@ export {
 export { FakeEventRecorder, type RecordedEvent } from "./fake-recorder.ts";
 export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
+export { type LeaderElectionSettings, leaderElectionFromEnv } from "./leader-settings.ts";
+export { type Lease, LeaseClient, type LeaseSpec, leases, microTime } from "./lease.ts";
 export { type Lister, MapLister } from "./lister.ts";
+export { Membership, type MembershipOptions } from "./membership.ts";
 export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./owners.ts";
 export { changedFields, lockedMergePatch, patchStatus } from "./patch.ts";
 export { type QueueOwner, workQueueMetrics } from "./queue-metrics.ts";

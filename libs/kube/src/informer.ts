@@ -99,10 +99,16 @@ export class Informer<T extends KubeObject> {
     this.loop = Promise.all(this.streams.map((st) => this.run(st))).then(() => undefined);
     const resyncMs = this.opts.resyncMs ?? 10 * 60_000;
     if (resyncMs > 0) {
-      this.resyncTimer = setInterval(() => {
-        for (const obj of this.cache.values()) for (const h of this.handlers) h.onResync?.(obj);
-      }, resyncMs);
+      this.resyncTimer = setInterval(() => this.replay(), resyncMs);
     }
+  }
+
+  /**
+   * Hands every cached object to the handlers' onResync now, as a periodic resync does (a
+   * replica that gained a bucket uses it to enqueue the keys it now owns).
+   */
+  replay(): void {
+    for (const obj of this.cache.values()) for (const h of this.handlers) h.onResync?.(obj);
   }
 
   async stop(): Promise<void> {

@@ -435,3 +435,45 @@ describe("runWorkers", () => {
     );
   });
 });
+
+describe("WorkQueue.removeWhere and idle (a lost bucket)", () => {
+  it("drops matching keys from both lanes, delayed adds, re-add marks and backoff; others stay", async () => {
+    const { q, clock } = newQueue();
+    q.add("lost/a");
+    q.addSlow("lost/b");
+    q.add("kept/c");
+    q.addAfter("lost/d", 1000);
+    q.addRateLimited("lost/e");
+    const busy = await q.get(); // "lost/a" is being processed
+    assert.equal(busy, "lost/a");
+    q.add("lost/a"); // marked to run again after done
+    assert.equal(q.numRequeues("lost/e"), 1);
+
+    assert.equal(
+      q.removeWhere((k) => k.startsWith("lost/")),
+      4,
+    );
+    assert.equal(q.numRequeues("lost/e"), 0);
+    assert.equal(q.delayedCount(), 0);
+    q.done("lost/a");
+    clock.advance(10_000);
+    assert.deepEqual(await drainKeys(q), ["kept/c"]);
+  });
+
+  it("idle resolves once no matching key is in flight, at once when none is", async () => {
+    const { q } = newQueue();
+    q.add("lost/a");
+    q.add("kept/b");
+    const a = await q.get();
+    const b = await q.get();
+    let idle = false;
+    void q.idle((k) => k.startsWith("lost/")).then(() => (idle = true));
+    q.done(b!);
+    await flush();
+    assert.equal(idle, false, "still reconciling lost/a");
+    q.done(a!);
+    await flush();
+    assert.equal(idle, true);
+    await q.idle(() => true);
+  });
+});

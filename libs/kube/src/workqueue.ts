@@ -66,6 +66,7 @@ export class WorkQueue {
   private readonly delayed = new Map<string, Delayed>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
   private readonly drainWaiters: Array<() => void> = [];
+  private readonly idleWaiters: Array<{ match: (key: string) => boolean; resolve: () => void }> = [];
   private shuttingDown = false;
   private reportedDepth = 0;
 
@@ -190,6 +191,47 @@ export class WorkQueue {
     });
   }
 
+  /**
+   * Drops every queued, delayed or re-add-pending key that `match` selects, and its backoff
+   * (another replica owns those keys now). Keys being processed finish; they are not re-queued.
+   * Returns how many keys were dropped.
+   */
+  removeWhere(match: (key: string) => boolean): number {
+    const dropped = new Set<string>();
+    for (const lane of [this.fast, this.slow]) {
+      for (const key of lane) {
+        if (!match(key)) continue;
+        lane.delete(key);
+        dropped.add(key);
+      }
+    }
+    for (const key of [...this.dirty.keys()]) {
+      if (!match(key)) continue;
+      this.dirty.delete(key);
+      dropped.add(key);
+    }
+    for (const [key, d] of this.delayed) {
+      if (!match(key)) continue;
+      d.cancel();
+      this.delayed.delete(key);
+      dropped.add(key);
+    }
+    for (const key of dropped) {
+      this.addedAt.delete(key);
+      this.backoff.forget(key);
+    }
+    this.settle();
+    return dropped.size;
+  }
+
+  /** Resolves once no key that `match` selects is being processed (immediately if none is). */
+  idle(match: (key: string) => boolean): Promise<void> {
+    if (![...this.processing.keys()].some(match)) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push({ match, resolve });
+    });
+  }
+
   /** Keys queued in either lane; excludes keys being processed and pending delayed adds. */
   depth(): number {
     return this.fast.size + this.slow.size;
@@ -275,6 +317,15 @@ export class WorkQueue {
     }
     if (this.processing.size === 0 && this.drainWaiters.length > 0) {
       for (const d of this.drainWaiters.splice(0)) d();
+    }
+    if (this.idleWaiters.length > 0) {
+      const busy = [...this.processing.keys()];
+      for (let i = this.idleWaiters.length - 1; i >= 0; i--) {
+        const w = this.idleWaiters[i]!;
+        if (busy.some(w.match)) continue;
+        this.idleWaiters.splice(i, 1);
+        w.resolve();
+      }
     }
     const depth = this.depth();
     if (depth !== this.reportedDepth) {

@@ -71,3 +71,21 @@ test("a failing or throwing check answers 503", async (t) => {
   assert.deepEqual(await healthz.json(), { status: "unavailable", detail: "informer stopped" });
   assert.equal((await fetch(`http://127.0.0.1:${server.port}/readyz`)).status, 503);
 });
+
+test("a check's info goes into the probe's body beside status and detail", async (t) => {
+  const log = createLogger({ service: "s", destination: { write: () => {} } });
+  const server = await startOpsServer({
+    port: 0,
+    host: "127.0.0.1",
+    log,
+    metrics: { render: async () => "" },
+    checks: {
+      healthy: () => true,
+      ready: () => ({ ok: true, info: { buckets: { held: ["svc.00-of-02"], total: 2 }, status: "ignored" } }),
+    },
+  });
+  t.after(() => server.close());
+  const readyz = await fetch(`http://127.0.0.1:${server.port}/readyz`);
+  assert.equal(readyz.status, 200);
+  assert.deepEqual(await readyz.json(), { status: "ok", buckets: { held: ["svc.00-of-02"], total: 2 } });
+});

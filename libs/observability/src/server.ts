@@ -2,7 +2,8 @@ import { fastify } from "fastify";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 
-export type CheckResult = boolean | { ok: boolean; detail?: string };
+/** `info` goes into the probe's JSON body beside status and detail (e.g. which buckets a replica holds). */
+export type CheckResult = boolean | { ok: boolean; detail?: string; info?: Record<string, unknown> };
 export type Check = () => CheckResult | Promise<CheckResult>;
 
 export interface OpsServerOptions {
@@ -52,21 +53,25 @@ interface Reply {
   code(status: number): unknown;
 }
 
-async function probe(reply: Reply, check: Check): Promise<{ status: string; detail?: string }> {
+async function probe(reply: Reply, check: Check): Promise<Record<string, unknown>> {
   let ok: boolean;
   let detail: string | undefined;
+  let info: Record<string, unknown> | undefined;
   try {
     const result = await check();
     ok = typeof result === "boolean" ? result : result.ok;
     detail = typeof result === "boolean" ? undefined : result.detail;
+    info = typeof result === "boolean" ? undefined : result.info;
   } catch (err) {
     // A check that throws is a failed check, not a 500: the probe semantics stay "not ok".
     ok = false;
     detail = err instanceof Error ? err.message : String(err);
   }
   reply.code(ok ? 200 : 503);
-  const body = { status: ok ? "ok" : "unavailable" };
-  return detail === undefined ? body : { ...body, detail };
+  const body: Record<string, unknown> = { status: ok ? "ok" : "unavailable" };
+  if (detail !== undefined) body.detail = detail;
+  // status and detail stay what the check decided, whatever info carries
+  return { ...info, ...body };
 }
 
 function atLeastWarn(log: Logger): string {
