@@ -1,0 +1,251 @@
+// HA by buckets on a real apiserver with RBAC: three replicas of the cluster
+// resolver as separate processes share 6 bucket Leases; every request is
+// resolved by exactly the replica holding its bucket; a SIGKILLed replica's
+// buckets move once its Leases expire and no request is lost; a replica
+// SIGTERMed during a burst releases its Leases at once, a peer takes them
+// within a retry, and every request of the burst resolves.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { bucketLeaseName, bucketOf, isApiError, type Lease, leases, microTime } from "@quarry/kube";
+import { applyObject } from "../harness/apply.ts";
+import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "../harness/replicas.ts";
+import { createRequest, newRequest, resolvedOk, taskManifest, useScenario } from "../harness/scenario.ts";
+import { waitUntil } from "../harness/wait.ts";
+
+const BUCKETS = 6;
+const LEASE_MS = 4_000;
+const RETRY_MS = 500;
+const ENV = {
+  QUARRY_BUCKETS: String(BUCKETS),
+  QUARRY_LEASE_DURATION: `${LEASE_MS}ms`,
+  QUARRY_LEASE_RENEW_DEADLINE: "3s",
+  QUARRY_LEASE_RETRY_PERIOD: `${RETRY_MS}ms`,
+};
+const SERVICE = "cluster-resolver";
+const names = Array.from({ length: BUCKETS }, (_, i) => bucketLeaseName(SERVICE, i, BUCKETS));
+const cluster = { "resolution.tekton.dev/type": "cluster" };
+
+const scenario = useScenario("ha-buckets", {
+  start: ["lifecycle-controller"],
+  setup: async (scn) => {
+    await applyObject(scn.admin, taskManifest(scn.namespace, "hello"));
+  },
+});
+const replicas: Replica[] = [];
+let seq = 0;
+
+/** Creates `n` requests for the Task at once; returns their names. */
+async function burst(n: number): Promise<string[]> {
+  const scn = scenario();
+  const batch = Array.from({ length: n }, () => `req-${seq++}`);
+  await Promise.all(
+    batch.map((name) =>
+      createRequest(scn.admin, newRequest(scn.namespace, name, cluster, { kind: "task", name: "hello" })),
+    ),
+  );
+  return batch;
+}
+
+/** Waits until every request resolved (the lifecycle controller's True). */
+async function allResolved(batch: string[], timeoutMs = 45_000): Promise<void> {
+  const scn = scenario();
+  await waitUntil(
+    `${batch.length} requests to resolve`,
+    async () => {
+      const list = await scn.admin.list<ResolutionRequest>(resolutionRequests, scn.namespace);
+      const ok = new Set(list.items.filter(resolvedOk).map((r) => r.metadata.name));
+      return batch.every((n) => ok.has(n));
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+}
+
+const resolvedBy = (r: Replica) =>
+  metricSum(r, "quarry_resolution_duration_seconds_count", { type: "cluster", outcome: "succeeded" });
+
+/** Which live replica holds each bucket, read from the replicas and checked against the Leases. */
+async function ownership(live: Replica[]): Promise<Map<string, string>> {
+  const byReplica = new Map<string, string>();
+  for (const r of live) for (const b of await heldBuckets(r)) byReplica.set(b, r.name);
+  return byReplica;
+}
+
+test("the resolver may manage Leases in its own namespace and nowhere else", async () => {
+  const scn = scenario();
+  const client = (await scn.identity(SERVICE)).client;
+  const other = await scn.extraNamespace("ha-other");
+  const lease = (namespace: string): Lease => ({
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: { name: "rbac-probe", namespace },
+    spec: { holderIdentity: "probe", renewTime: microTime(Date.now()) },
+  });
+  const made = await client.create(leases, lease(scn.namespace));
+  await client.delete(leases, scn.namespace, "rbac-probe", {
+    preconditions: { resourceVersion: made.metadata.resourceVersion },
+  });
+  await assert.rejects(client.create(leases, lease(other)), (err) => isApiError(err, 403));
+  await assert.rejects(client.list(leases, other), (err) => isApiError(err, 403));
+});
+
+test("three replicas share the buckets: every bucket held by exactly one, each holds some", async () => {
+  const scn = scenario();
+  const started = performance.now();
+  for (const name of ["r1", "r2", "r3"]) replicas.push(await startReplica(scn, SERVICE, name, ENV));
+  const spread = await waitUntil(
+    "the buckets to spread over the three replicas",
+    async () => {
+      const held = await Promise.all(replicas.map(heldBuckets));
+      const all = held.flat();
+      const ok = held.every((h) => h.length > 0) && all.length === BUCKETS && new Set(all).size === BUCKETS;
+      return ok ? held : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  console.log(
+    `[ha-buckets] spread ${spread.map((h) => h.length).join("+")} in ${Math.round(performance.now() - started)} ms after the first start`,
+  );
+  // what the replicas say is what the apiserver's Leases say
+  const holders = await bucketHolders(scn.admin, scn.namespace);
+  const mine = await ownership(replicas);
+  for (const name of names) assert.equal(holders.get(name), mine.get(name), name);
+  // and what their metrics say
+  for (const [i, r] of replicas.entries()) {
+    assert.equal(
+      await metricSum(r, "quarry_buckets_held"),
+      spread[i]!.length,
+      `${r.name} quarry_buckets_held`,
+    );
+    assert.equal(await metricSum(r, "quarry_buckets_total"), BUCKETS);
+    for (const name of names)
+      assert.equal(
+        await metricSum(r, "quarry_bucket_held", { bucket: name }),
+        mine.get(name) === r.name ? 1 : 0,
+      );
+  }
+});
+
+test("a burst of requests all resolve, each by the one replica holding its bucket", async () => {
+  const scn = scenario();
+  const owner = await ownership(replicas);
+  const before = await Promise.all(replicas.map(resolvedBy));
+  const started = performance.now();
+  const batch = await burst(60);
+  await allResolved(batch);
+  console.log(`[ha-buckets] 60 requests resolved in ${Math.round(performance.now() - started)} ms`);
+  // buckets did not move meanwhile, so each replica resolved exactly its buckets' requests
+  assert.deepEqual(await ownership(replicas), owner);
+  const after = await Promise.all(replicas.map(resolvedBy));
+  const expected = replicas.map(
+    (r) =>
+      batch.filter((n) => owner.get(names[bucketOf(`${scn.namespace}/${n}`, BUCKETS)]!) === r.name).length,
+  );
+  assert.deepEqual(
+    after.map((n, i) => n - before[i]!),
+    expected,
+    "requests resolved per replica (r1, r2, r3)",
+  );
+  assert.ok(
+    expected.every((n) => n > 0),
+    `every replica had work: ${expected.join(", ")}`,
+  );
+});
+
+test("SIGKILL: the dead replica's buckets move to the others once its Leases expire; no request is lost", async () => {
+  const scn = scenario();
+  const [r1, r2, r3] = replicas as [Replica, Replica, Replica];
+  const itsBuckets = await heldBuckets(r3);
+  assert.ok(itsBuckets.length > 0);
+  const before = await Promise.all([r1, r2].map(resolvedBy));
+  r3.svc.kill("SIGKILL");
+  const killed = performance.now();
+  await r3.svc.exited;
+  // made while r3's buckets are nobody's: they wait, then resolve
+  const batch = await burst(30);
+  const moved = await waitUntil(
+    "r3's buckets to be taken over",
+    async () => {
+      const holders = await bucketHolders(scn.admin, scn.namespace);
+      return itsBuckets.every((b) => ["r1", "r2"].includes(holders.get(b) ?? ""))
+        ? performance.now()
+        : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 100 },
+  );
+  const tookMs = Math.round(moved - killed);
+  console.log(
+    `[ha-buckets] SIGKILL: ${itsBuckets.length} buckets moved in ${tookMs} ms (lease ${LEASE_MS} ms)`,
+  );
+  // a lease duration from the last renewal the survivors saw, plus a (jittered) retry to act on it
+  assert.ok(tookMs >= LEASE_MS - 2 * RETRY_MS, `not before the Leases expired (${tookMs} ms)`);
+  assert.ok(
+    tookMs <= LEASE_MS + 3 * RETRY_MS + 1_500,
+    `within the lease duration and a retry (${tookMs} ms)`,
+  );
+  await allResolved(batch);
+  const after = await Promise.all([r1, r2].map(resolvedBy));
+  assert.equal(after[0]! - before[0]! + (after[1]! - before[1]!), batch.length, "each resolved exactly once");
+  // every bucket is led by r1 or r2 now
+  const owner = await ownership([r1, r2]);
+  assert.equal(owner.size, BUCKETS);
+});
+
+test("SIGTERM during a burst: the Leases are released at once, a peer takes them within a retry, no request is lost", async () => {
+  const scn = scenario();
+  const [r1, r2] = replicas as [Replica, Replica, Replica];
+  const itsBuckets = await heldBuckets(r2);
+  assert.ok(itsBuckets.length > 0);
+  const seen: { lease: string; holder: string; at: number }[] = [];
+  const abort = new AbortController();
+  const start = await scn.admin.list<Lease>(leases, scn.namespace);
+  const watching = (async () => {
+    const events = scn.admin.watch<Lease>(
+      leases,
+      scn.namespace,
+      { resourceVersion: start.metadata.resourceVersion, labelSelector: "quarry.dev/lease=bucket" },
+      abort.signal,
+    );
+    for await (const ev of events) {
+      if (ev.type === "MODIFIED" || ev.type === "ADDED")
+        seen.push({
+          lease: ev.object.metadata.name ?? "",
+          holder: ev.object.spec?.holderIdentity ?? "",
+          at: performance.now(),
+        });
+    }
+  })().catch(() => {});
+  // a burst lands as the signal does: r2 drains or drops its share, r1 picks up what is left
+  const during = await burst(30);
+  const termed = performance.now();
+  const exit = await r2.svc.stop();
+  const exitedMs = Math.round(performance.now() - termed);
+  assert.deepEqual(exit, { code: 0, signal: null }, "a graceful exit");
+  const moved = await waitUntil(
+    "r2's buckets to be taken over",
+    async () => {
+      const holders = await bucketHolders(scn.admin, scn.namespace);
+      return itsBuckets.every((b) => holders.get(b) === "r1") ? performance.now() : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  abort.abort();
+  await watching;
+  const tookMs = Math.round(moved - termed);
+  console.log(
+    `[ha-buckets] SIGTERM: exited in ${exitedMs} ms, ${itsBuckets.length} buckets taken over in ${tookMs} ms`,
+  );
+  for (const b of itsBuckets) {
+    const history = seen.filter((s) => s.lease === b).map((s) => s.holder);
+    const released = history.indexOf("");
+    assert.ok(released >= 0, `${b} released (holder cleared): ${history.join(" → ")}`);
+    assert.ok(history.indexOf("r1", released) > released, `${b} then taken by r1: ${history.join(" → ")}`);
+  }
+  assert.ok(tookMs < LEASE_MS, `taken over before the lease could have expired (${tookMs} ms)`);
+  await allResolved(during);
+  // r1 owns everything now, and resolves what comes, once each
+  const before = await resolvedBy(r1);
+  const batch = await burst(10);
+  await allResolved(batch);
+  assert.equal((await resolvedBy(r1)) - before, batch.length);
+});
