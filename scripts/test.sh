@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: lint and format, types, generated CRDs up to date, unit tests,
-# then e2e against a real kube-apiserver. Installs whatever is missing first.
+# then e2e against a real kube-apiserver, then the demo end to end. Installs
+# whatever is missing first.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 quarry_setup
@@ -11,4 +12,6 @@ echo "== typecheck"; pnpm typecheck
 echo "== generated manifests"; node libs/api/src/gen-crds.ts --check
 echo "== unit tests"; pnpm test:unit
 echo "== e2e (real kube-apiserver)"; pnpm test:e2e
+# after the e2e runner's node is gone: the demo starts its own (one node per machine)
+echo "== demo (its own control plane and node)"; pnpm test:demo
 echo "all tests passed in $(( $(date +%s) - start ))s"

@@ -1,8 +1,8 @@
 // Brings up the demo's cluster with the e2e harness's pieces: the embedded
-// control plane, Quarry's API and stand-ins for Tekton's CRDs, two
-// namespaces, a local git server, a local OCI registry holding a Tekton
-// bundle, and Quarry's lifecycle controller, cluster, git and bundle resolvers
-// as real processes (services.ts).
+// control plane, a real node (in the background, node.ts), Quarry's API and
+// stand-ins for Tekton's CRDs, two namespaces, a local git server, a local OCI
+// registry holding a Tekton bundle, and Quarry's services as real processes
+// (services.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,8 @@ import { BUNDLE_PIPELINE, BUNDLE_REPO, BUNDLE_TASK, type DemoBundle, startDemoRe
 import { childrenMentioning, stopPids } from "./children.ts";
 import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
+import { type DemoNode, startDemoNode } from "./node.ts";
+import { configurePipes } from "./pipe-objects.ts";
 import { DEMO_INITIAL_UPDATE_TIMEOUT } from "./runs.ts";
 import { type DemoService, startDemoService } from "./services.ts";
 import type { Teardown } from "./teardown.ts";
@@ -32,6 +34,8 @@ export interface DemoCluster {
   openNamespace: string;
   repo: DemoRepo;
   bundle: DemoBundle;
+  /** Starting in the background; only the Pipe run waits for it. */
+  node: DemoNode;
   services: Record<(typeof SERVICES)[number], DemoService>;
 }
 
@@ -40,6 +44,7 @@ const SERVICES = [
   "cluster-resolver",
   "git-resolver",
   "bundle-resolver",
+  "pipe-resolver",
   "run-controller",
   "wait-task",
 ] as const;
@@ -59,6 +64,8 @@ export async function startDemoCluster(
   const dir = mkdtempSync(join(tmpdir(), "quarry-demo-"));
   const cp = await startCleanly(dir, n, teardown);
   signal.throwIfAborted();
+  // after the control plane's teardown, so it runs before it: pods and the kubelet go first
+  const node = startDemoNode(cp, n, teardown, signal);
   const admin = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
 
   await n.step(
@@ -93,7 +100,7 @@ export async function startDemoCluster(
   signal.throwIfAborted();
 
   await n.step(
-    "writing the services' ConfigMaps, and a Task for the cluster resolver to serve",
+    "writing the services' ConfigMaps, a Task for the cluster resolver to serve, and a Pipe",
     () => configure(scn, repo, bundle, n),
     () => "written",
   );
@@ -104,7 +111,16 @@ export async function startDemoCluster(
     () => startServices(cp, scn, dir, teardown, n, signal),
     () => `all ${SERVICES.length} ready`,
   );
-  return { cp, admin, namespace: scn.namespace, openNamespace: open.namespace, repo, bundle, services };
+  return {
+    cp,
+    admin,
+    namespace: scn.namespace,
+    openNamespace: open.namespace,
+    repo,
+    bundle,
+    node,
+    services,
+  };
 }
 
 async function configure(scn: Scenario, repo: DemoRepo, bundle: DemoBundle, n: Narrator): Promise<void> {
@@ -136,6 +152,7 @@ async function configure(scn: Scenario, repo: DemoRepo, bundle: DemoBundle, n: N
     },
   });
   n.say(`  Task ${ns}/${GREET_TASK}`);
+  await configurePipes(scn, n);
 }
 
 /** In parallel: each is a Node process that spends about a second starting. */

@@ -1,7 +1,8 @@
-// `quarry demo`: Quarry resolving from git, an OCI bundle and the cluster, and its
-// lifecycle deciding what no resolver answers, on a throwaway cluster in
-// about fifteen seconds; then `get`, `describe` and `resolve` as a person would
-// run them. Whatever was started is stopped on success, failure or Ctrl-C;
+// `quarry demo`: Quarry resolving from git, an OCI bundle and the cluster, its
+// lifecycle deciding what no resolver answers, custom-task runs, and a Pipe run
+// making a certificate into Secrets on a real node, on a throwaway cluster in
+// under a minute; then `get`, `describe` and `resolve` as a person would run
+// them. Whatever was started is stopped on success, failure or Ctrl-C;
 // `--keep` leaves it running until Ctrl-C so a person can look around.
 import { ociTools } from "../../../e2e/fixtures/registry.ts";
 import { runDescribe } from "../describe.ts";
@@ -13,6 +14,8 @@ import { BUNDLE_REPO, BUNDLE_TASK } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK, startDemoCluster } from "./cluster.ts";
 import { HELLO_PATH } from "./git.ts";
 import { Narrator } from "./narrator.ts";
+import { CERT_PIPE } from "./pipe-objects.ts";
+import { PIPE_LIFECYCLE_TIMEOUT, PIPE_RUN, runPipeStory } from "./pipes.ts";
 import { runRunStories } from "./runs.ts";
 import { runStories } from "./stories.ts";
 import { Teardown } from "./teardown.ts";
@@ -76,7 +79,7 @@ async function walkThrough(
   keep: { keeping: boolean } | undefined,
 ): Promise<void> {
   n.say(
-    "quarry demo: a throwaway cluster, a local git server and OCI registry, Quarry's lifecycle controller, three resolvers, the run-controller and the Wait custom task; eight requests and four runs",
+    "quarry demo: a throwaway cluster with a real node, a local git server and OCI registry, Quarry's lifecycle controller, four resolvers, the run-controller and the Wait custom task; eight requests and five runs",
   );
   const cluster = await startDemoCluster(n, teardown, signal);
   const tracker = new Tracker(cluster.admin, n, signal);
@@ -85,6 +88,9 @@ async function walkThrough(
   signal.throwIfAborted();
   const runs = await runRunStories(cluster, n);
   n.say(`all four runs ended as expected after ${n.elapsed()}`);
+  signal.throwIfAborted();
+  const pipe = await runPipeStory(cluster, n, signal);
+  n.say(`the Pipe run made its Secrets after ${n.elapsed()}`);
   signal.throwIfAborted();
 
   out("\n$ quarry get -A\n");
@@ -98,7 +104,7 @@ async function walkThrough(
   signal.throwIfAborted();
   out("\n$ quarry get runs -A\n");
   await runGetRuns(cluster.admin, { namespace: undefined, flavours: ["CustomRun", "Run"] }, out, out);
-  for (const run of [runs.cancelled, runs.fromGit, runs.nobody]) {
+  for (const run of [runs.cancelled, runs.fromGit, runs.nobody, pipe.run]) {
     signal.throwIfAborted();
     out(`\n$ quarry describe run ${run.metadata.name} -n ${run.metadata.namespace}\n`);
     await runDescribeRun(cluster.admin, run.metadata.namespace!, run.metadata.name!, "CustomRun", out);
@@ -134,7 +140,8 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
   });
 }
 
-function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
+async function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
+  const node = await c.node.ready;
   const cli = "node cli/src/main.ts";
   const ns = c.namespace;
   const logs = Object.entries(c.services).map(
@@ -151,13 +158,16 @@ function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
       `  ${cli} resolve git url=${c.repo.url} revision=main pathInRepo=${HELLO_PATH} -n ${ns}`,
       `  ${cli} resolve bundles bundle=${c.bundle.ref} name=${BUNDLE_TASK} -n ${ns}`,
       `  ${cli} resolve cluster kind=task name=${GREET_TASK} -n ${ns}`,
+      `  ${cli} describe run ${PIPE_RUN} -n ${ns}`,
+      `  ${cli} resolve pipe pipe=${CERT_PIPE} cn=other.demo.quarry.test -n ${ns}   # two more Secrets`,
       "",
       `The git server serves ${c.repo.bare}: clone it, commit, push back, and main resolves anew.`,
       `The registry takes pushes without auth: ${ociTools().tkn} bundle push ${c.bundle.registry.ref(`${BUNDLE_REPO}:v2`)} -f task.yaml`,
       `git-resolver-config allows only ${c.repo.server.baseUrl}, bundleresolver-config only ${c.bundle.registry.host}/${BUNDLE_REPO}.`,
-      `The services watch all namespaces; their ConfigMaps are in ${ns}, the lifecycle timeout is ${DEMO_TIMEOUT}.`,
+      `The services watch all namespaces; their ConfigMaps are in ${ns}, the lifecycle timeout is ${PIPE_LIFECYCLE_TIMEOUT} (${DEMO_TIMEOUT} until the Pipe run).`,
       ...logs,
       `Control-plane logs: ${c.cp.dir}/{etcd,kube-apiserver}.log`,
+      `Node logs: ${node.dir}/{containerd,kubelet,kube-controller-manager,kube-scheduler}.log`,
       "",
       "Press Ctrl-C to stop it and clean up.",
       "",

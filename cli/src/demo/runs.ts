@@ -19,17 +19,19 @@ export interface RunResults {
   nobody: AnyRun;
 }
 
-function outcomeText(run: AnyRun): string {
+export function outcomeText(run: AnyRun): string {
   const c = getCondition(run, "Succeeded");
   return c ? `Succeeded=${c.status} ${c.reason ?? ""}${c.message ? `: ${c.message}` : ""}` : "not started";
 }
 
-async function until(
+/** Polls the CustomRun until `check` holds and says its outcome and how long it took. */
+export async function until(
   c: DemoCluster,
   n: Narrator,
   name: string,
   what: string,
   check: (run: AnyRun) => boolean,
+  timeoutMs = 30_000,
 ) {
   const started = Date.now();
   const run = await waitUntil(
@@ -38,7 +40,7 @@ async function until(
       const run = await getRun(c.admin, "CustomRun", c.namespace, name);
       return check(run) ? run : undefined;
     },
-    { timeoutMs: 30_000, intervalMs: 100 },
+    { timeoutMs, intervalMs: 100 },
   );
   n.say(
     `  ${`${c.namespace}/${name}`.padEnd(30)} ${outcomeText(run)} (after ${((Date.now() - started) / 1000).toFixed(1)}s)`,
@@ -46,7 +48,8 @@ async function until(
   return run;
 }
 
-function expect(run: AnyRun, status: string, reason: string): AnyRun {
+/** Fails the demo, saying how the run ended, unless it ended as the story expects. */
+export function expect(run: AnyRun, status: string, reason: string): AnyRun {
   const cond = getCondition(run, "Succeeded");
   if (cond?.status !== status || cond.reason !== reason)
     throw new Error(`${run.metadata.name} ended ${outcomeText(run)}, expected ${status}/${reason}`);

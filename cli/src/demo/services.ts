@@ -54,4 +54,9 @@ export async function startDemoService(
   }
 }
 
-const READY_TIMEOUT_MS = 30_000;
+/**
+ * A service that exits is noticed at once (above); this only bounds one that hangs. Generous:
+ * seven Node processes start at once beside the node's, and on a 2-core machine shared with other
+ * test runs one took over 30 s to be ready.
+ */
+const READY_TIMEOUT_MS = 120_000;

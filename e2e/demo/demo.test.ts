@@ -1,0 +1,89 @@
+// `quarry demo` end to end, as a person runs it (`node cli/src/main.ts demo`,
+// what ./scripts/demo.sh runs after its setup): its own control plane and real
+// node, every service, every story. Not an e2e scenario: the demo starts a
+// node of its own, and one node runs per machine at a time, so it cannot run
+// while the e2e runner holds its node (scripts/test.sh runs it after the e2e
+// scenarios, `pnpm test:demo` alone).
+//
+// Besides each story's outcome it checks what the demo must never print: the
+// Pipe run's certificate and private key, as PEM or as the base64 a Secret
+// holds them in.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { repoRoot } from "../harness/paths.ts";
+
+/** A cold first build of the node's binaries is minutes; with them cached the demo takes about a minute. */
+const DEMO_TIMEOUT_MS = 20 * 60_000;
+const NODE_LOCK = "/run/quarry/e2e-node.lock";
+
+function runDemo(): Promise<{ code: number | null; output: string; pid: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, "cli", "src", "main.ts"), "demo"], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const chunks: Buffer[] = [];
+    // stdout (get, describe, resolve) and stderr (the narration) in the order they came
+    child.stdout.on("data", (b: Buffer) => chunks.push(b));
+    child.stderr.on("data", (b: Buffer) => chunks.push(b));
+    const timer = setTimeout(() => child.kill("SIGTERM"), DEMO_TIMEOUT_MS);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output: Buffer.concat(chunks).toString("utf8"), pid: child.pid ?? -1 });
+    });
+  });
+}
+
+test("quarry demo: every story, the Pipe run's Secrets by name and never their content", {
+  timeout: DEMO_TIMEOUT_MS + 60_000,
+}, async () => {
+  const { code, output, pid } = await runDemo();
+  // the whole output, for when an assertion's tail is not enough
+  const log = join(tmpdir(), `quarry-demo-test-${pid}.log`);
+  writeFileSync(log, output);
+  const tail = `${output.split("\n").slice(-80).join("\n")}\n(all of it: ${log})`;
+  assert.equal(code, 0, `the demo exited ${code}; its output ends:\n${tail}`);
+
+  for (const line of [
+    /all eight outcomes seen after/,
+    /all four runs ended as expected after/,
+    /node 127\.0\.0\.1 ready: its start took \d+\.\ds/,
+    // the pod on the node, as the watch saw it: created, openssl done, deleted
+    /pod created on node 127\.0\.0\.1/,
+    /openssl: exited 0 \(Completed\)/,
+    /pod deleted/,
+    /results: tls-crt=make-cert-self-signed-tls-crt, tls-key=make-cert-self-signed-tls-key/,
+    /Secret demo-[0-9a-f]+\/make-cert-self-signed-tls-crt {2}type Opaque {2}keys tls\.crt \(\d+ bytes\)/,
+    /Secret demo-[0-9a-f]+\/make-cert-self-signed-tls-key {2}type Opaque {2}keys tls\.key \(\d+ bytes\)/,
+    /CN=api\.demo\.quarry\.test, valid .+, rsa 2048-bit key; the key is the certificate's/,
+    /the pipe pod is gone/,
+    /the Pipe run made its Secrets after/,
+    /node stopped/,
+    /torn down \(\d+\.\ds\); demo took \d+\.\ds/,
+  ])
+    assert.match(output, line, `the demo's output lacks ${line}; it ends:\n${tail}`);
+
+  // the grep a reviewer would run: PEM armour, and "-----BEGIN" as base64 at each of its 3 alignments
+  for (const leak of [
+    /-----BEGIN/,
+    /PRIVATE KEY/,
+    /CERTIFICATE-----/,
+    /LS0tLS1CRUdJT/,
+    /tLS0tQkVHSU/,
+    /tLS0tLUJFR0lO/,
+  ])
+    assert.doesNotMatch(output, leak, `the demo printed something matching ${leak}`);
+
+  // nothing left holding the machine's node lock
+  if (existsSync(NODE_LOCK))
+    assert.notEqual(
+      readFileSync(NODE_LOCK, "utf8").split(" ")[0],
+      String(pid),
+      "the demo left its node lock",
+    );
+});
