@@ -77,7 +77,7 @@ test("buildPod: KEP-17's pod, params substituted, the waiting container added, Q
         {
           name: "quarry-wait",
           image: "busybox",
-          command: ["sleep", "3600"],
+          command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"],
           volumeMounts: [{ name: "shared-data", mountPath: "/tmp", readOnly: true }],
           securityContext: { runAsUser: 1000 },
         },

@@ -33,12 +33,16 @@ import { labelValue, podName, type RequestIdentity } from "./names.ts";
 import { type CheckedStrategy, type PipeFailure, WAIT_CONTAINER_NAME } from "./validate.ts";
 
 export const DEFAULT_WAIT_IMAGE = "busybox";
-/** Long enough for any copy; the resolver deletes the pod once the files are stored or its deadline passes. */
-export const DEFAULT_WAIT_COMMAND: readonly string[] = ["sleep", "3600"];
+/**
+ * Long enough for any copy; the resolver deletes the pod once the files are stored or its deadline
+ * passes. A bare `sleep` as PID 1 ignores SIGTERM, so every deleted pod would live out its grace
+ * period and be killed; the shell exits at once on SIGTERM instead.
+ */
+export const DEFAULT_WAIT_COMMAND: readonly string[] = ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"];
 
 /** What the deployment decides for every pipe pod (config), not the strategy's author. */
 export interface PodDefaults {
-  /** Image of the waiting container; it needs `sleep` and `tar` (the files are copied with exec tar). */
+  /** Image of the waiting container; it needs `sh`, `sleep` and `tar` (the files are copied with exec tar). */
   waitImage?: string;
   waitCommand?: readonly string[];
   waitImagePullPolicy?: string;
