@@ -47,10 +47,38 @@ export async function createServiceIdentity(
   service: string,
   namespace: string,
 ): Promise<ServiceIdentity> {
-  const rbac = loadServiceRbac(service);
-  const sa = rbac.serviceAccountName;
-  const role = `quarry-${service}`;
+  const sa = loadServiceRbac(service).serviceAccountName;
   await applyObject(admin, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace } });
+  await bindServiceRules(admin, service, namespace, sa);
+  const tr = await admin.create(
+    kinds.ServiceAccount!,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      metadata: { namespace },
+      spec: { expirationSeconds: 4 * 3600 },
+    },
+    { name: sa, subresource: "token" },
+  );
+  const token = (tr as unknown as { status: { token: string } }).status.token;
+  const kubeconfig = join(cp.dir, `${service}-${namespace}.kubeconfig`);
+  writeFileSync(kubeconfig, kubeconfigFor(cp.server, cp.caFile, `${service}@${namespace}`, token));
+  return { serviceAccount: sa, namespace, kubeconfig, client: RestKubeClient.fromEnvironment(kubeconfig) };
+}
+
+/**
+ * Binds `service`'s shipped rules (ClusterRole and Role `quarry-<service>`) to ServiceAccount `sa`
+ * in `namespace`: its own, or that of a process hosting several services' code, which gets the
+ * union of their charts' rules and nothing more.
+ */
+export async function bindServiceRules(
+  admin: KubeClient,
+  service: string,
+  namespace: string,
+  sa: string,
+): Promise<void> {
+  const rbac = loadServiceRbac(service);
+  const role = `quarry-${service}`;
   const subjects = [{ kind: "ServiceAccount", name: sa, namespace }];
   await applyObject(admin, {
     apiVersion: "rbac.authorization.k8s.io/v1",
@@ -78,20 +106,6 @@ export async function createServiceIdentity(
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
     subjects,
   });
-  const tr = await admin.create(
-    kinds.ServiceAccount!,
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      metadata: { namespace },
-      spec: { expirationSeconds: 4 * 3600 },
-    },
-    { name: sa, subresource: "token" },
-  );
-  const token = (tr as unknown as { status: { token: string } }).status.token;
-  const kubeconfig = join(cp.dir, `${service}-${namespace}.kubeconfig`);
-  writeFileSync(kubeconfig, kubeconfigFor(cp.server, cp.caFile, `${service}@${namespace}`, token));
-  return { serviceAccount: sa, namespace, kubeconfig, client: RestKubeClient.fromEnvironment(kubeconfig) };
 }
 
 /** Removes the cluster-scoped binding made for `namespace` (namespace deletion removes the rest). */

@@ -22,11 +22,19 @@ export interface Scenario {
   identities: Map<string, ServiceIdentity>;
   services: RunningService[];
   /** Starts a service scoped to this namespace (its ConfigMap and watches live here). */
-  start(service: string, env?: Record<string, string>): Promise<RunningService>;
+  start(service: string, env?: Record<string, string>, opts?: StartAs): Promise<RunningService>;
   identity(service: string): Promise<ServiceIdentity>;
   /** Another namespace for this scenario (e.g. a source other than the request's), deleted at cleanup. */
   extraNamespace(prefix: string): Promise<string>;
   cleanup(): Promise<void>;
+}
+
+/** A process that is not one service's main.ts: an e2e fixture hosting several services' code. */
+export interface StartAs {
+  /** The script to run. */
+  entry?: string;
+  /** Whose identity it runs under (ServiceAccount and chart rules); the process's own name by default. */
+  identity?: string;
 }
 
 export interface ScenarioOptions {
@@ -64,12 +72,13 @@ export async function newScenario(prefix: string, opts: ScenarioOptions = {}): P
       }
       return id;
     },
-    start: async (service, env = {}) => {
-      const id = await scn.identity(service);
+    start: async (service, env = {}, as = {}) => {
+      const id = await scn.identity(as.identity ?? service);
       const svc = await startService(service, {
         kubeconfig: id.kubeconfig,
         logFile: join(logsDir, `${namespace}-${service}.log`),
         env: { QUARRY_SYSTEM_NAMESPACE: namespace, QUARRY_WATCH_NAMESPACE: namespace, ...env },
+        entry: as.entry,
       });
       scn.services.push(svc);
       return svc;

@@ -26,6 +26,8 @@ export interface StartServiceOptions {
   env?: Record<string, string>;
   /** Wait until /readyz answers 200 (default true). */
   waitReady?: boolean;
+  /** The script to run instead of the service's main.ts (an e2e fixture process hosting several services' code). */
+  entry?: string;
 }
 
 export async function startService(name: string, opts: StartServiceOptions): Promise<RunningService> {
@@ -33,7 +35,8 @@ export async function startService(name: string, opts: StartServiceOptions): Pro
   const fd = openSync(opts.logFile, "a");
   // services/<name>, or examples/<name> for the example resolver and custom task
   const folder = existsSync(join(repoRoot, "services", name)) ? "services" : "examples";
-  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, folder, name, "src", "main.ts")], {
+  const entry = opts.entry ?? join(repoRoot, folder, name, "src", "main.ts");
+  const child: ChildProcess = spawn(process.execPath, [entry], {
     stdio: ["ignore", fd, fd],
     env: {
       ...process.env,

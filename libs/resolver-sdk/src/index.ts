@@ -23,4 +23,4 @@ export {
   type Resolver,
   type ResolverConfig,
 } from "./resolver.ts";
-export { type RunResolverOptions, runResolver } from "./run.ts";
+export { type HostedResolver, type RunResolverOptions, runResolver, runResolvers } from "./run.ts";

@@ -1,5 +1,6 @@
 // runResolver: everything around a Resolver. A resolver service's main.ts is
-// `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`.
+// `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`;
+// runResolvers hosts several in one process on one work queue.
 import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { type Controller, ExponentialBackoff, type Informer, objectKey, ServiceRuntime } from "@quarry/kube";
 import { ChildCaches } from "./children.ts";
@@ -7,6 +8,7 @@ import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./
 import { ResolverReconciler } from "./controller.ts";
 import { resolverMetrics } from "./metrics.ts";
 import type { Resolver } from "./resolver.ts";
+import { checkDistinctTypes, RoutingReconciler } from "./routing.ts";
 
 export interface RunResolverOptions {
   /** The resolver's ConfigMap, in the service's namespace, watched live. */
@@ -15,34 +17,61 @@ export interface RunResolverOptions {
   runtime?: ServiceRuntime;
 }
 
+/** One of the resolvers a process hosts (runResolvers). */
+export interface HostedResolver {
+  resolver: Resolver;
+  /** Its ConfigMap, in the service's namespace, watched live. */
+  configMap: string;
+}
+
 /** Retries of transient errors: 0.5 s, 1 s, 2 s, 4 s... so a blip is ridden out well inside the global timeout. */
 const RETRY_BACKOFF = { baseMs: 500, maxMs: 10_000 };
 
-export async function runResolver(resolver: Resolver, opts: RunResolverOptions): Promise<ServiceRuntime> {
-  const runtime = opts.runtime ?? new ServiceRuntime(`${resolver.type}-resolver`);
-  const defaults: LoadedConfig = { runtime: defaultRuntimeConfig, raw: {} };
-  const config = runtime.liveConfig(opts.configMap, defaults, (data) => parseResolverConfig(data, resolver));
-  const names = [resolver.type, ...(resolver.aliases ?? [])];
-  const requests = runtime.informer<ResolutionRequest>(resolutionRequests, {
-    labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
+export function runResolver(resolver: Resolver, opts: RunResolverOptions): Promise<ServiceRuntime> {
+  return runResolvers([{ resolver, configMap: opts.configMap }], { runtime: opts.runtime });
+}
+
+/**
+ * Several resolvers in one process, as Tekton's own resolvers Deployment hosts git, bundles,
+ * cluster and hub: one controller, so one work queue and one set of workers (QUARRY_CONCURRENCY)
+ * for all of them. Each keeps its ConfigMap, requests informer (its types and aliases, which may
+ * not overlap another's), children, memo and metric labels.
+ */
+export async function runResolvers(
+  hosted: readonly HostedResolver[],
+  opts: { runtime?: ServiceRuntime } = {},
+): Promise<ServiceRuntime> {
+  if (hosted.length === 0) throw new Error("runResolvers: no resolver to run");
+  checkDistinctTypes(hosted.map((h) => h.resolver));
+  const name = `${hosted.map((h) => h.resolver.type).join("+")}-resolver`;
+  const runtime = opts.runtime ?? new ServiceRuntime(name);
+  const metrics = resolverMetrics(runtime.metrics.meter);
+  const routes = hosted.map(({ resolver, configMap }) => {
+    const defaults: LoadedConfig = { runtime: defaultRuntimeConfig, raw: {} };
+    const config = runtime.liveConfig(configMap, defaults, (data) => parseResolverConfig(data, resolver));
+    const names = [resolver.type, ...(resolver.aliases ?? [])];
+    const requests = runtime.informer<ResolutionRequest>(resolutionRequests, {
+      labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
+    });
+    // children live beside their request, so the watched namespaces are the requests' ones
+    const children = new ChildCaches(resolver.watches ?? [], (rt, sel) => runtime.informer(rt, sel));
+    const reconciler = new ResolverReconciler({
+      resolver,
+      client: runtime.client,
+      requests,
+      children,
+      config: () => config.current(),
+      recorder: runtime.recorder,
+      metrics,
+      log: runtime.log.child({ controller: `${resolver.type}-resolver` }),
+      stopping: runtime.stopping,
+    });
+    return { requests, children, reconciler };
   });
-  // children live beside their request, so the watched namespaces are the requests' ones
-  const children = new ChildCaches(resolver.watches ?? [], (rt, sel) => runtime.informer(rt, sel));
-  const reconciler = new ResolverReconciler({
-    resolver,
-    client: runtime.client,
-    requests,
-    children,
-    config: () => config.current(),
-    recorder: runtime.recorder,
-    metrics: resolverMetrics(runtime.metrics.meter),
-    log: runtime.log.child({ controller: `${resolver.type}-resolver` }),
-    stopping: runtime.stopping,
-  });
-  const controller = runtime.controller(`${resolver.type}-resolver`, reconciler, {
+  const controller = runtime.controller(name, new RoutingReconciler(routes), {
     backoff: new ExponentialBackoff(RETRY_BACKOFF),
   });
-  wakeUps(requests, children, controller, reconciler);
+  for (const r of routes) wakeUps(r.requests, r.children, controller, r.reconciler);
   await runtime.run();
   return runtime;
 }

@@ -1,0 +1,29 @@
+// The pipe resolver on a service runtime: its informers (Pipes and strategies)
+// registered there, files copied through exec with the runtime's client. Used
+// by main.ts and by any process that hosts it beside other resolvers.
+import { clusterPipeStrategies, pipeStrategies, pipes } from "@quarry/api";
+import { type KubeObject, RestKubeClient, type ServiceRuntime } from "@quarry/kube";
+import { TarPodFileReader } from "./copy.ts";
+import { kubeExec } from "./kube-exec.ts";
+import { PipeResolver } from "./resolver.ts";
+import { cachedLookup } from "./sources.ts";
+
+export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
+  if (!(runtime.client instanceof RestKubeClient))
+    throw new Error("pipe-resolver needs a RestKubeClient (exec)");
+  const lookup = cachedLookup(runtime.client, {
+    // requests are scoped by QUARRY_WATCH_NAMESPACE; Pipes and PipeStrategies live beside them
+    Pipe: runtime.informer<KubeObject>(pipes),
+    PipeStrategy: runtime.informer<KubeObject>(pipeStrategies),
+    ClusterPipeStrategy: runtime.informer<KubeObject>(clusterPipeStrategies, { namespace: undefined }),
+  });
+  return new PipeResolver({
+    lookup,
+    files: new TarPodFileReader(kubeExec(runtime.client.kubeConfig)),
+    self: {
+      namespace: runtime.settings.systemNamespace,
+      // the chart sets it from the downward API (spec.serviceAccountName)
+      serviceAccount: process.env.QUARRY_SERVICE_ACCOUNT || "quarry-pipe-resolver",
+    },
+  });
+}
