@@ -19,9 +19,9 @@ export interface BenchControlPlane {
 export async function startBenchControlPlane(
   run: BoundedRun,
   onStarted: (cp: ControlPlane) => void,
-  opts: { tekton?: boolean } = {},
+  opts: { tekton?: boolean; auditLog?: boolean } = {},
 ): Promise<BenchControlPlane> {
-  const cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`) });
+  const cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`), auditLog: opts.auditLog });
   onStarted(cp);
   const pids = {
     "kube-apiserver": childPids(process.pid, "kube-apiserver")[0],

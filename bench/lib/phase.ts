@@ -41,6 +41,11 @@ export interface PhaseOptions {
   closedLoop?: boolean;
   /** resources whose apiserver_request_total is diffed (default: resolutionrequests) */
   resources?: readonly string[];
+  /**
+   * Pause after the warm-up and after the measured batch (default 300 ms), so calls that follow a
+   * request's end (a kubelet's last updates of a deleted pod) land on the right side of the counts.
+   */
+  settleMs?: number;
 }
 
 export interface ServiceWindow {
@@ -171,7 +176,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
     }
 
     // the services' last log lines of the warm-up reach their files (pino writes asynchronously)
-    await sleep(FLUSH_MS);
+    await sleep(opts.settleMs ?? FLUSH_MS);
     const countsOf = async () =>
       Promise.all(resources.map((r) => requestCounts(cp, r).catch(() => new Map<string, number>())));
     const before = {
@@ -186,7 +191,7 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
     log(`${opts.name}: measuring, ${opts.requests} requests, ${opts.concurrency} clients`);
     const batch = await batchOf("req", opts.requests);
     const cpuUse = cpu.end();
-    await sleep(FLUSH_MS);
+    await sleep(opts.settleMs ?? FLUSH_MS);
     const after = {
       logs: services.map((s) => logCounts(s.logFile)),
       metrics: await Promise.all(services.map(metricsText)),

@@ -54,3 +54,24 @@ export function resolverView(phase: PhaseResult, service: string, type: string):
     cache,
   };
 }
+
+/** A level-triggered resolver's steps of one outcome (`pending`: waiting on its children) in a phase. */
+export function stepView(
+  phase: PhaseResult,
+  service: string,
+  type: string,
+  outcome: string,
+  requests: number,
+): { perRequest: number; meanMs: number } {
+  const match = { type, outcome };
+  const count = metricDelta(phase, service, "quarry_resolution_duration_seconds_count", match);
+  const seconds = metricDelta(phase, service, "quarry_resolution_duration_seconds_sum", match);
+  return { perRequest: round(count / requests, 2), meanMs: count ? round((seconds / count) * 1000, 1) : 0 };
+}
+
+/** How long keys waited in a controller's work queue for a worker, on average, in a phase. */
+export function meanQueueWaitMs(phase: PhaseResult, service: string, controller: string): number {
+  const m = "quarry_workqueue_queue_duration_seconds";
+  const waits = metricDelta(phase, service, `${m}_count`, { controller });
+  return waits ? round((metricDelta(phase, service, `${m}_sum`, { controller }) / waits) * 1000, 1) : 0;
+}

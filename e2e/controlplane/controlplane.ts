@@ -15,6 +15,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export interface ControlPlane {
   dir: string;
+  /** kube-apiserver's audit log (JSON lines, one per finished request) when started with `auditLog`. */
+  auditLog?: string;
   server: string;
   caFile: string;
   adminToken: string;
@@ -108,7 +110,20 @@ export interface StartOptions {
   /** Leave the directory behind on stop (debugging). */
   keep?: boolean;
   log?: (msg: string) => void;
+  /**
+   * Write an audit log: every finished request's user, verb, object and code (level Metadata), so a
+   * benchmark can say whose API calls a run cost. Off by default: it costs the apiserver CPU.
+   */
+  auditLog?: boolean;
 }
+
+/** Every request once, when it finishes (long-running ones too), without bodies. */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: Metadata
+`;
 
 export async function startControlPlane(opts: StartOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[controlplane] ${m}\n`));
@@ -162,6 +177,15 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     `--cert-dir=${join(dir, "cert")}`,
     "--v=1",
   ];
+  const auditLog = opts.auditLog ? join(dir, "audit.log") : undefined;
+  if (auditLog) {
+    writeFileSync(join(dir, "audit-policy.yaml"), AUDIT_POLICY);
+    apiArgs.push(
+      `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
+      `--audit-log-path=${auditLog}`,
+      "--audit-log-format=json",
+    );
+  }
   let apiserver: Proc | undefined;
   const ca = readFileSync(pki.caCert);
   const startApiserver = async () => {
@@ -192,6 +216,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   log(`kube-apiserver ready at ${server} (admin kubeconfig ${adminKubeconfig})`);
   return {
     dir,
+    auditLog,
     server,
     caFile: pki.caCert,
     adminToken,
