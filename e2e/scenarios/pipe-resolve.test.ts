@@ -9,7 +9,7 @@
 // chart's: create Secrets but never read one, exec only where the namespace
 // opted in.
 import assert from "node:assert/strict";
-import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { after, test } from "node:test";
 import {
   type ClusterPipeStrategy,
@@ -19,10 +19,17 @@ import {
   type PodSpec,
   pipeStrategies,
   pipes,
-  type ResolutionRequest,
 } from "@quarry/api";
-import { configMaps, isApiError, type KubeObject, type ResourceType, secrets } from "@quarry/kube";
+import { configMaps, type KubeObject, secrets } from "@quarry/kube";
 import yaml from "js-yaml";
+import {
+  failed,
+  isGone,
+  type PipeResult as Result,
+  reasonOf,
+  sha256,
+  watchPipePods,
+} from "../fixtures/pipe-scenario.ts";
 import { assertNoLeak } from "../harness/leaks.ts";
 import { type Pod, pods, type SharedNode, sharedNode } from "../harness/node.ts";
 import { grantOptInRules } from "../harness/opt-in-rbac.ts";
@@ -200,17 +207,6 @@ function objects(scn: Scenario): Promise<void> {
   return setUp;
 }
 
-interface Result {
-  key: string;
-  kind: string;
-  name: string;
-  sha256: string;
-}
-
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-const reasonOf = (rr: ResolutionRequest) => rr.status?.annotations?.["quarry.dev/reason"];
-const failed = (rr: ResolutionRequest) => succeeded(rr)?.status === "False";
-
 async function request(scn: Scenario, name: string, params: Record<string, string>, owner?: KubeObject) {
   const rr = newRequest(scn.namespace, name, PIPE, params);
   if (owner)
@@ -226,40 +222,10 @@ async function request(scn: Scenario, name: string, params: Record<string, strin
   await createRequest(scn.admin, rr);
 }
 
-/** Every pod event in the namespace, from now on (the pods are deleted once copied). */
-function watchPods(scn: Scenario): { events: { type: string; pod: Pod }[]; stop: () => void } {
-  const events: { type: string; pod: Pod }[] = [];
-  const abort = new AbortController();
-  void (async () => {
-    try {
-      for await (const e of scn.admin.watch<Pod>(
-        pods,
-        scn.namespace,
-        { labelSelector: "quarry.dev/pipe" },
-        abort.signal,
-      ))
-        events.push({ type: e.type, pod: e.object });
-    } catch {
-      // stopped
-    }
-  })();
-  return { events, stop: () => abort.abort() };
-}
-
-async function gone(rt: ResourceType, namespace: string, name: string, scn: Scenario): Promise<boolean> {
-  try {
-    await scn.admin.get(rt, namespace, name);
-    return false;
-  } catch (err) {
-    if (isApiError(err, 404)) return true;
-    throw err;
-  }
-}
-
 test("a certificate, its key and an envFile in one pipe: a Secret and ConfigMaps owned by the run, the pod gone", async () => {
   const scn = scenario();
   const ns = scn.namespace;
-  const watch = watchPods(scn);
+  const watch = watchPipePods(scn);
   // stands for the Run that owns the request: the outputs belong to it
   const run = await scn.admin.create<KubeObject>(configMaps, {
     apiVersion: "v1",
@@ -314,16 +280,16 @@ test("a certificate, its key and an envFile in one pipe: a Secret and ConfigMaps
     Object.fromEntries(Object.entries(env.data).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])),
     { MODE: "release", TOKEN },
   );
-  assert.equal(data[0]!.sha256, sha(keyPem));
-  assert.equal(data[1]!.sha256, sha(crtPem));
-  assert.equal(data[2]!.sha256, sha(Buffer.from(`# build\nMODE=release\nTOKEN=${TOKEN}\n`)));
+  assert.equal(data[0]!.sha256, sha256(keyPem));
+  assert.equal(data[1]!.sha256, sha256(crtPem));
+  assert.equal(data[2]!.sha256, sha256(Buffer.from(`# build\nMODE=release\nTOKEN=${TOKEN}\n`)));
 
   // the pod, as it ran (captured through the watch before it was deleted)
   await waitUntil(
     "the pipe pod deleted",
     async () => {
       const names = new Set(watch.events.map((e) => e.pod.metadata.name));
-      for (const n of names) if (!(await gone(pods, ns, n!, scn))) return false;
+      for (const n of names) if (!(await isGone(scn, pods, ns, n!))) return false;
       return names.size > 0;
     },
     { timeoutMs: 30_000, intervalMs: 250 },
@@ -446,7 +412,7 @@ test("exactly 1 MiB is piped; a file one byte over is refused; missing files, di
       );
       const bytes = Buffer.from(cm.binaryData.exact!, "base64");
       assert.equal(bytes.length, MiB);
-      assert.equal(sha(bytes), d!.sha256);
+      assert.equal(sha256(bytes), d!.sha256);
       continue;
     }
     assert.equal(reasonOf(rr), c.reason, `${c.name}: ${JSON.stringify(rr.status)}`);
@@ -454,7 +420,7 @@ test("exactly 1 MiB is piped; a file one byte over is refused; missing files, di
   }
   // nothing stored for a failed pipe, and its pod is deleted
   assert.ok(
-    await gone(configMaps, scn.namespace, "missing-1-missing-crt", scn),
+    await isGone(scn, configMaps, scn.namespace, "missing-1-missing-crt"),
     "no output of a pipe that failed",
   );
   await waitUntil(
