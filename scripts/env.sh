@@ -73,4 +73,8 @@ quarry_setup() {
   bash "$QUARRY_ROOT/e2e/controlplane/build-node.sh" >"$QUARRY_CACHE/logs/build-node.log" 2>&1 </dev/null &
   echo "[setup] OCI registry, crane and tkn for the bundle scenarios (built once from the Go module proxy, then cached)" >&2
   bash "$QUARRY_ROOT/e2e/fixtures/build-oci-tools.sh" >/dev/null
+  # helm (chart lint, template tests, deploy/ rendering) in the background: its users run
+  # scripts/build-helm.sh themselves, which waits on the build's lock and then finds it cached.
+  echo "[setup] helm in the background (log: $QUARRY_CACHE/logs/build-helm.log)" >&2
+  bash "$QUARRY_ROOT/scripts/build-helm.sh" >"$QUARRY_CACHE/logs/build-helm.log" 2>&1 </dev/null &
 }

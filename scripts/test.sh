@@ -10,6 +10,8 @@ start=$(date +%s)
 echo "== lint and format"; pnpm lint
 echo "== typecheck"; pnpm typecheck
 echo "== generated manifests"; node libs/api/src/gen-crds.ts --check
+echo "== rendered deploy/ (charts)"; bash scripts/render-deploy.sh --check
+echo "== charts: helm lint and template tests"; pnpm test:charts
 echo "== unit tests"; pnpm test:unit
 echo "== e2e (real kube-apiserver)"; pnpm test:e2e
 # after the e2e runner's node is gone: the demo starts its own (one node per machine)

@@ -1,0 +1,15 @@
+{{/* values `config:` → the service's live ConfigMap `<service>-config` (keys as in the service's
+     README, Tekton's names where they overlap). Values are strings in a ConfigMap, so each is quoted. */}}
+{{- define "quarry-lib.configMap" -}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Values.service }}-config
+  namespace: {{ .Release.Namespace }}
+  labels: {{- include "quarry-lib.labels" . | nindent 4 }}
+data:{{ if not .Values.config }} {}{{ end }}
+  {{- range $k, $v := .Values.config }}
+  {{ $k }}: {{ $v | toString | quote }}
+  {{- end }}
+{{- end -}}

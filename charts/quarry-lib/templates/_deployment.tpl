@@ -1,0 +1,96 @@
+{{- define "quarry-lib.deployment" -}}
+{{- $rbac := include "quarry-lib.rbac" . | fromJson }}
+{{- $le := .Values.leaderElection }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "quarry-lib.name" . }}
+  namespace: {{ .Release.Namespace }}
+  labels: {{- include "quarry-lib.labels" . | nindent 4 }}
+spec:
+  {{- if not .Values.autoscaling.enabled }}
+  replicas: {{ .Values.replicas }}
+  {{- end }}
+  selector:
+    matchLabels: {{- include "quarry-lib.selectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels: {{- include "quarry-lib.labels" . | nindent 8 }}
+      annotations:
+        {{- /* a changed config rolls nothing (the services watch their ConfigMap live); only
+               values that become env need a new pod, and those change the template anyway */}}
+        {{- with .Values.podAnnotations }}{{ toYaml . | nindent 8 }}{{ end }}
+    spec:
+      serviceAccountName: {{ $rbac.serviceAccountName }}
+      # above the runtime's 25 s SIGTERM budget (QUARRY_SHUTDOWN_TIMEOUT_MS), so Leases get released
+      terminationGracePeriodSeconds: 30
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        runAsGroup: 65532
+        fsGroup: 65532
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+        - name: {{ .Values.service }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+          imagePullPolicy: {{ .Values.image.pullPolicy }}
+          ports:
+            - {name: metrics, containerPort: 8080, protocol: TCP}
+          env:
+            # the Lease holder identity (docs/decisions.md, HA by buckets)
+            - name: POD_NAME
+              valueFrom: {fieldRef: {fieldPath: metadata.name}}
+            # where the service's ConfigMap and Leases live
+            - name: QUARRY_SYSTEM_NAMESPACE
+              valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+            # the pipe resolver refuses strategies that would run pods as itself
+            - name: QUARRY_SERVICE_ACCOUNT
+              valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}
+            - {name: QUARRY_OPS_PORT, value: "8080"}
+            - {name: QUARRY_CONCURRENCY, value: {{ .Values.concurrency | quote }}}
+            - {name: QUARRY_LEADER_ELECTION, value: {{ ternary "on" "off" $le.enabled | quote }}}
+            - {name: QUARRY_BUCKETS, value: {{ $le.buckets | quote }}}
+            - {name: QUARRY_LEASE_DURATION, value: {{ $le.leaseDuration | quote }}}
+            - {name: QUARRY_LEASE_RENEW_DEADLINE, value: {{ $le.renewDeadline | quote }}}
+            - {name: QUARRY_LEASE_RETRY_PERIOD, value: {{ $le.retryPeriod | quote }}}
+            {{- with .Values.watchNamespace }}
+            - {name: QUARRY_WATCH_NAMESPACE, value: {{ . | quote }}}
+            {{- end }}
+            {{- range $k, $v := .Values.env }}
+            - {name: {{ $k }}, value: {{ $v | toString | quote }}}
+            {{- end }}
+            {{- with .Values.extraEnv }}{{ toYaml . | nindent 12 }}{{ end }}
+          livenessProbe:
+            httpGet: {path: /healthz, port: metrics}
+            periodSeconds: 10
+            failureThreshold: 3
+          readinessProbe:
+            httpGet: {path: /readyz, port: metrics}
+            periodSeconds: 5
+          {{- with .Values.resources }}
+          resources: {{- toYaml . | nindent 12 }}
+          {{- end }}
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            runAsNonRoot: true
+            runAsUser: 65532
+            capabilities: {drop: [ALL]}
+            seccompProfile: {type: RuntimeDefault}
+          volumeMounts:
+            # the root filesystem is read-only; caches and git's temp files go here
+            - {name: tmp, mountPath: /tmp}
+      volumes:
+        - name: tmp
+          emptyDir: {{- with .Values.tmpSizeLimit }} {sizeLimit: {{ . }}}{{ else }} {}{{ end }}
+      {{- with .Values.nodeSelector }}
+      nodeSelector: {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.tolerations }}
+      tolerations: {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.affinity }}
+      affinity: {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end -}}

@@ -1,0 +1,35 @@
+{{/* The service's rbac.yaml (charts/<service>/rbac.yaml), the one source of its RBAC. */}}
+{{- define "quarry-lib.rbac" -}}
+{{- $raw := .Files.Get "rbac.yaml" -}}
+{{- if not $raw }}{{ fail (printf "%s: rbac.yaml missing beside Chart.yaml" .Chart.Name) }}{{ end -}}
+{{- $raw | fromYaml | toJson -}}
+{{- end -}}
+
+{{/* Fixed names: the ServiceAccount comes from rbac.yaml (the e2e harness binds the same one) and the
+     Leases and ConfigMap are named by service, so one install per namespace and service. */}}
+{{- define "quarry-lib.name" -}}quarry-{{ .Values.service }}{{- end -}}
+
+{{- define "quarry-lib.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Values.service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "quarry-lib.labels" -}}
+{{ include "quarry-lib.selectorLabels" . }}
+app.kubernetes.io/part-of: quarry
+app.kubernetes.io/component: {{ .Values.component | default "controller" }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Everything a service chart renders: its one template is {{ include "quarry-lib.all" . }}. */}}
+{{- define "quarry-lib.all" -}}
+{{ include "quarry-lib.serviceAccount" . }}
+{{ include "quarry-lib.rbacObjects" . }}
+{{ include "quarry-lib.configMap" . }}
+{{ include "quarry-lib.deployment" . }}
+{{ include "quarry-lib.metricsService" . }}
+{{ include "quarry-lib.monitoring" . }}
+{{ include "quarry-lib.availability" . }}
+{{- end -}}

@@ -1,0 +1,229 @@
+// helm lint of every chart and `helm template` of the value blocks, asserted on the parsed YAML
+// (no cluster; charts-dry-run.test.ts sends the renders to a real apiserver).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import yaml from "js-yaml";
+import { chartsDir, find, type Manifest, runHelm, services, template } from "./helm.ts";
+
+type Container = {
+  env: { name: string; value?: string; valueFrom?: unknown }[];
+  resources?: unknown;
+  securityContext: Record<string, unknown>;
+  livenessProbe: { httpGet: { path: string } };
+  readinessProbe: { httpGet: { path: string } };
+  image: string;
+};
+function podSpec(docs: Manifest[]): { containers: Container[]; securityContext: Record<string, unknown> } {
+  const dep = find(docs, "Deployment") as unknown as { spec: { template: { spec: never } } };
+  assert.ok(dep, "a Deployment");
+  return dep.spec.template.spec;
+}
+function env(docs: Manifest[]): Record<string, string | undefined> {
+  return Object.fromEntries(podSpec(docs).containers[0]!.env.map((e) => [e.name, e.value]));
+}
+const rbacOf = (svc: string) =>
+  yaml.load(readFileSync(join(chartsDir, svc, "rbac.yaml"), "utf8")) as Record<string, unknown>;
+
+test("helm lint passes for every chart", () => {
+  for (const chart of ["quarry-lib", ...services, "quarry-crds", "quarry"]) {
+    runHelm(["lint", "--strict", join(chartsDir, chart)]);
+  }
+});
+
+describe("service charts", () => {
+  for (const svc of services) {
+    test(`${svc}: RBAC is rbac.yaml's rules, bound to its ServiceAccount`, () => {
+      const docs = template(svc);
+      const rbac = rbacOf(svc);
+      const sa = rbac.serviceAccountName as string;
+      assert.ok(find(docs, "ServiceAccount", sa));
+      assert.deepEqual(find(docs, "ClusterRole", `quarry-${svc}`)?.rules, rbac.clusterRules);
+      assert.deepEqual(find(docs, "Role", `quarry-${svc}`)?.rules, rbac.namespaceRules);
+      for (const kind of ["ClusterRoleBinding", "RoleBinding"]) {
+        assert.deepEqual(find(docs, kind, `quarry-${svc}`)?.subjects, [
+          { kind: "ServiceAccount", name: sa, namespace: "quarry-system" },
+        ]);
+      }
+      assert.equal((podSpec(docs) as unknown as { serviceAccountName: string }).serviceAccountName, sa);
+      // every opt-in rule set (tokenRules, credentialRules, pipeNamespaceRules) is an unbound ClusterRole
+      const optIn = Object.keys(rbac).filter(
+        (k) => k.endsWith("Rules") && !/^(cluster|namespace)Rules$/.test(k),
+      );
+      const roles = docs.filter((d) => d.kind === "ClusterRole" && d.metadata.name !== `quarry-${svc}`);
+      assert.deepEqual(
+        roles.map((r) => r.rules),
+        optIn.map((k) => rbac[k]),
+      );
+    });
+
+    test(`${svc}: restricted securityContext, probes, downward-API env, image tag from appVersion`, () => {
+      const pod = podSpec(template(svc));
+      assert.deepEqual(pod.securityContext, {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        fsGroup: 65532,
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      const c = pod.containers[0]!;
+      assert.deepEqual(c.securityContext, {
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        capabilities: { drop: ["ALL"] },
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      assert.equal(c.livenessProbe.httpGet.path, "/healthz");
+      assert.equal(c.readinessProbe.httpGet.path, "/readyz");
+      assert.match(c.image, new RegExp(`/${svc}:0\\.1\\.0$`));
+      const byName = Object.fromEntries(c.env.map((e) => [e.name, e.valueFrom]));
+      assert.deepEqual(byName.POD_NAME, { fieldRef: { fieldPath: "metadata.name" } });
+      assert.deepEqual(byName.QUARRY_SYSTEM_NAMESPACE, { fieldRef: { fieldPath: "metadata.namespace" } });
+      assert.deepEqual(byName.QUARRY_SERVICE_ACCOUNT, { fieldRef: { fieldPath: "spec.serviceAccountName" } });
+    });
+  }
+});
+
+describe("value blocks (lifecycle-controller)", () => {
+  const svc = "lifecycle-controller";
+
+  test("defaults: one replica, active/standby leader election with client-go's timings", () => {
+    const docs = template(svc);
+    assert.equal((find(docs, "Deployment") as unknown as { spec: { replicas: number } }).spec.replicas, 1);
+    const e = env(docs);
+    assert.equal(e.QUARRY_LEADER_ELECTION, "on");
+    assert.equal(e.QUARRY_BUCKETS, "1");
+    assert.equal(e.QUARRY_LEASE_DURATION, "15s");
+    assert.equal(e.QUARRY_LEASE_RENEW_DEADLINE, "10s");
+    assert.equal(e.QUARRY_LEASE_RETRY_PERIOD, "2s");
+    assert.equal(e.QUARRY_WATCH_NAMESPACE, undefined);
+    for (const kind of ["PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"]) {
+      assert.equal(find(docs, kind), undefined, `no ${kind} by default`);
+    }
+  });
+
+  test("replicas, resources, leaderElection, image, extraEnv, watchNamespace", () => {
+    const docs = template(svc, [
+      "--set=replicas=3",
+      "--set=resources.limits.cpu=2",
+      "--set=leaderElection.buckets=6",
+      "--set=leaderElection.leaseDuration=4s",
+      "--set=leaderElection.renewDeadline=3s",
+      "--set=leaderElection.retryPeriod=500ms",
+      "--set=image.repository=registry.local/lc,image.tag=dev",
+      "--set=extraEnv[0].name=QUARRY_V",
+      "--set-string=extraEnv[0].value=1",
+      "--set=watchNamespace=ci",
+    ]);
+    const dep = find(docs, "Deployment") as unknown as { spec: { replicas: number } };
+    assert.equal(dep.spec.replicas, 3);
+    const c = podSpec(docs).containers[0]!;
+    assert.equal(c.image, "registry.local/lc:dev");
+    assert.deepEqual(c.resources, {
+      requests: { cpu: "50m", memory: "128Mi" },
+      limits: { cpu: 2, memory: "512Mi" },
+    });
+    const e = env(docs);
+    assert.deepEqual(
+      [e.QUARRY_BUCKETS, e.QUARRY_LEASE_DURATION, e.QUARRY_LEASE_RENEW_DEADLINE, e.QUARRY_LEASE_RETRY_PERIOD],
+      ["6", "4s", "3s", "500ms"],
+    );
+    assert.equal(e.QUARRY_V, "1");
+    assert.equal(e.QUARRY_WATCH_NAMESPACE, "ci");
+    assert.equal(env(template(svc, ["--set=leaderElection.enabled=false"])).QUARRY_LEADER_ELECTION, "off");
+  });
+
+  test("config map: values config → <service>-config, strings", () => {
+    const docs = template(svc, ["--set=config.default-timeout=2m", "--set-string=config.max-attempts=5"]);
+    assert.deepEqual(find(docs, "ConfigMap", `${svc}-config`)?.data, {
+      "default-timeout": "2m",
+      "max-attempts": "5",
+    });
+    assert.deepEqual(find(template(svc), "ConfigMap", `${svc}-config`)?.data, {});
+  });
+
+  test("PDB, HPA (replicas then left to it), NetworkPolicy toggles", () => {
+    const docs = template(svc, [
+      "--set=podDisruptionBudget.enabled=true",
+      "--set=autoscaling.enabled=true,autoscaling.maxReplicas=5",
+      "--set=networkPolicy.enabled=true",
+    ]);
+    assert.equal((find(docs, "PodDisruptionBudget")!.spec as { maxUnavailable: number }).maxUnavailable, 1);
+    assert.equal((find(docs, "HorizontalPodAutoscaler")!.spec as { maxReplicas: number }).maxReplicas, 5);
+    assert.equal((find(docs, "Deployment")!.spec as { replicas?: number }).replicas, undefined);
+    assert.ok(find(docs, "NetworkPolicy"));
+  });
+
+  test("ServiceMonitor and PrometheusRule only when the Prometheus Operator's API is served", () => {
+    assert.equal(find(template(svc), "ServiceMonitor"), undefined);
+    const api = [
+      "--api-versions=monitoring.coreos.com/v1/ServiceMonitor",
+      "--api-versions=monitoring.coreos.com/v1/PrometheusRule",
+    ];
+    const docs = template(svc, api);
+    assert.ok(find(docs, "ServiceMonitor", `quarry-${svc}`));
+    assert.ok(find(docs, "PrometheusRule", `quarry-${svc}`));
+    assert.equal(
+      find(template(svc, [...api, "--set=serviceMonitor.enabled=false"]), "ServiceMonitor"),
+      undefined,
+    );
+  });
+});
+
+describe("quarry-crds and the umbrella", () => {
+  const crdNames = (docs: Manifest[]) =>
+    docs
+      .filter((d) => d.kind === "CustomResourceDefinition")
+      .map((d) => d.metadata.name)
+      .sort();
+
+  test("every CRD from libs/api, kept on uninstall; Tekton's skippable; each toggled", () => {
+    const docs = template("quarry-crds");
+    assert.deepEqual(crdNames(docs), [
+      "clusterpipestrategies.quarry.dev",
+      "customruns.tekton.dev",
+      "pipes.quarry.dev",
+      "pipestrategies.quarry.dev",
+      "resolutionrequests.resolution.tekton.dev",
+      "runs.tekton.dev",
+    ]);
+    for (const d of docs.filter((d) => d.kind === "CustomResourceDefinition")) {
+      assert.equal(d.metadata.annotations?.["helm.sh/resource-policy"], "keep");
+    }
+    assert.ok(find(docs, "ValidatingAdmissionPolicy", "quarry-resolutionrequest-resolver-label"));
+    assert.deepEqual(crdNames(template("quarry-crds", ["--set=tektonPipelinesInstalled=true"])), [
+      "clusterpipestrategies.quarry.dev",
+      "pipes.quarry.dev",
+      "pipestrategies.quarry.dev",
+    ]);
+    assert.equal(
+      crdNames(template("quarry-crds", ["--set=crds.pipes.enabled=false"])).includes("pipes.quarry.dev"),
+      false,
+    );
+  });
+
+  test("umbrella: every service and the CRDs; <service>.enabled turns one off", () => {
+    const deployments = (docs: Manifest[]) =>
+      docs
+        .filter((d) => d.kind === "Deployment")
+        .map((d) => d.metadata.name)
+        .sort();
+    const docs = template("quarry");
+    assert.deepEqual(deployments(docs), services.map((s) => `quarry-${s}`).sort());
+    assert.equal(crdNames(docs).length, 6);
+    const off = template("quarry", ["--set=git-resolver.enabled=false", "--set=crds.enabled=false"]);
+    assert.equal(deployments(off).includes("quarry-git-resolver"), false);
+    assert.equal(crdNames(off).length, 0);
+    assert.equal(
+      env(
+        template("quarry", ["--set=lifecycle-controller.leaderElection.buckets=4"]).filter((d) =>
+          d.metadata.name.startsWith("quarry-lifecycle"),
+        ),
+      ).QUARRY_BUCKETS,
+      "4",
+    );
+  });
+});
