@@ -1,0 +1,158 @@
+// Builds a service's image without docker, as an OCI image layout tar for
+// `ctr images import` (the e2e node's containerd): the tree images/Dockerfile
+// makes (pnpm deploy --legacy --prod, workspace libs moved out of node_modules),
+// plus this machine's node binary and the shared libraries ldd lists, CA
+// certificates and a passwd entry for UID 65532, in place of the slim base image.
+// The git resolver's image would also need git and its helpers; only the
+// Dockerfile installs them (no test runs git-resolver as a pod yet).
+// Cached under $QUARRY_CACHE/images by a hash of every input (the service's and
+// the workspace libs' files, the lockfile, node and its libraries), so a second
+// build is a hash of the sources and nothing more.
+// Usage: node images/build-layout.ts <service>...   (prints the tar and its sizes)
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type LayoutSizes, writeImageLayout } from "./oci-layout.ts";
+import { relinkWorkspace } from "./relink-workspace.ts";
+
+const run = promisify(execFile);
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Bump when the image's layout changes without its inputs changing. */
+const RECIPE = "1";
+const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+export const UID = 65532;
+
+export interface ServiceImage extends LayoutSizes {
+  /** The name it is imported under. */
+  name: string;
+  /** OCI layout tar. */
+  tar: string;
+}
+
+export const serviceImageName = (service: string) => `quarry.local/${service}:local`;
+
+const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+
+/** Files the image's content depends on, as "path hash" lines (git's view: tracked and untracked, not ignored). */
+async function sourceHashes(service: string): Promise<string[]> {
+  const { stdout } = await run(
+    "git",
+    ["ls-files", "--cached", "--others", "--exclude-standard", "libs", `services/${service}`, "images"],
+    { cwd: repo, maxBuffer: 64 << 20 },
+  );
+  const files = [
+    ...stdout.split("\n").filter(Boolean),
+    "package.json",
+    "pnpm-lock.yaml",
+    "pnpm-workspace.yaml",
+  ];
+  return files
+    .filter((f) => existsSync(join(repo, f)))
+    .map((f) => `${f} ${sha256(readFileSync(join(repo, f)))}`);
+}
+
+async function sharedLibraries(bin: string): Promise<string[]> {
+  const { stdout } = await run("ldd", [bin]);
+  const libs: string[] = [];
+  for (const line of stdout.split("\n")) {
+    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m?.[1]) libs.push(m[1]);
+  }
+  return libs;
+}
+
+/** Builds (or finds cached) the image of services/<service>. */
+export async function buildServiceImage(service: string): Promise<ServiceImage> {
+  if (!existsSync(join(repo, "services", service, "src", "main.ts")))
+    throw new Error(`no service ${service}`);
+  const node = process.execPath;
+  const libs = await sharedLibraries(node);
+  const system = [node, ...libs, CA_BUNDLE].map((f) => `${f} ${sha256(readFileSync(f))}`);
+  const key = sha256([RECIPE, service, ...system, ...(await sourceHashes(service))].join("\n"));
+  const dir = join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "images");
+  const tar = join(dir, `${service}-${key.slice(0, 16)}.tar`);
+  const sizesFile = `${tar}.sizes.json`;
+  const name = serviceImageName(service);
+  if (existsSync(tar) && existsSync(sizesFile))
+    return { name, tar, ...(JSON.parse(readFileSync(sizesFile, "utf8")) as LayoutSizes) };
+
+  mkdirSync(dir, { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), `quarry-image-${service}-`));
+  try {
+    const root = join(work, "rootfs");
+    const app = join(root, "app");
+    // the workspace's store and lockfile: no network when the dependencies are installed
+    await run(
+      "pnpm",
+      ["deploy", "--legacy", "--prod", "--prefer-offline", "--filter", `@quarry/${service}`, app],
+      { cwd: repo, maxBuffer: 64 << 20 },
+    );
+    relinkWorkspace(app);
+    for (const f of libs) {
+      mkdirSync(join(root, dirname(f)), { recursive: true });
+      copyFileSync(f, join(root, f));
+    }
+    mkdirSync(join(root, "usr/local/bin"), { recursive: true });
+    copyFileSync(node, join(root, "usr/local/bin/node"));
+    mkdirSync(join(root, dirname(CA_BUNDLE)), { recursive: true });
+    copyFileSync(CA_BUNDLE, join(root, CA_BUNDLE));
+    writeFileSync(
+      join(root, "etc/passwd"),
+      `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${UID}:${UID}:nonroot:/nonexistent:/sbin/nologin\n`,
+    );
+    writeFileSync(join(root, "etc/group"), `root:x:0:\nnonroot:x:${UID}:\n`);
+    mkdirSync(join(work, "layout"));
+    const tmp = `${tar}.${process.pid}.tmp`;
+    const sizes = await writeImageLayout({
+      root,
+      layoutDir: join(work, "layout"),
+      out: tmp,
+      name,
+      createdBy: `quarry images/build-layout.ts (${service})`,
+      // as images/Dockerfile's last stage
+      config: {
+        User: `${UID}:${UID}`,
+        Entrypoint: ["node", "src/main.ts"],
+        WorkingDir: "/app",
+        Env: [
+          "PATH=/usr/local/bin:/usr/bin:/bin",
+          "NODE_ENV=production",
+          "QUARRY_GIT_CACHE_DIR=/var/cache/quarry-git",
+          "HOME=/nonexistent",
+          `SSL_CERT_FILE=${CA_BUNDLE}`,
+        ],
+        ExposedPorts: { "8080/tcp": {} },
+      },
+    });
+    writeFileSync(sizesFile, JSON.stringify(sizes));
+    renameSync(tmp, tar);
+    return { name, tar, ...sizes };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+  for (const service of process.argv.slice(2)) {
+    const t0 = Date.now();
+    const img = await buildServiceImage(service);
+    console.log(
+      `${service}: ${img.tar} compressed ${mb(img.compressed)}, uncompressed ${mb(img.uncompressed)} (${Date.now() - t0} ms)`,
+    );
+  }
+}
