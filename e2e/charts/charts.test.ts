@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { leaderElectionFromEnv } from "@quarry/kube";
 import yaml from "js-yaml";
 import { chartsDir, find, type Manifest, runHelm, services, template } from "./helm.ts";
 
@@ -47,6 +48,13 @@ describe("service charts", () => {
         ]);
       }
       assert.equal((podSpec(docs) as unknown as { serviceAccountName: string }).serviceAccountName, sa);
+      // the ConfigMap the chart writes is the one the Role lets the service read
+      const cm = find(docs, "ConfigMap")!.metadata.name;
+      const rules = rbac.namespaceRules as { resources: string[]; resourceNames?: string[] }[];
+      assert.ok(
+        rules.some((r) => r.resources.includes("configmaps") && r.resourceNames?.includes(cm)),
+        cm,
+      );
       // every opt-in rule set (tokenRules, credentialRules, pipeNamespaceRules) is an unbound ClusterRole
       const optIn = Object.keys(rbac).filter(
         (k) => k.endsWith("Rules") && !/^(cluster|namespace)Rules$/.test(k),
@@ -131,6 +139,14 @@ describe("value blocks (lifecycle-controller)", () => {
       [e.QUARRY_BUCKETS, e.QUARRY_LEASE_DURATION, e.QUARRY_LEASE_RENEW_DEADLINE, e.QUARRY_LEASE_RETRY_PERIOD],
       ["6", "4s", "3s", "500ms"],
     );
+    // the runtime's own parser reads what the chart wrote (no drift between value names and env)
+    const parsed = leaderElectionFromEnv({ ...e, POD_NAME: "p-0" });
+    assert.deepEqual(parsed, {
+      enabled: true,
+      buckets: 6,
+      identity: "p-0",
+      timing: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
+    });
     assert.equal(e.QUARRY_V, "1");
     assert.equal(e.QUARRY_WATCH_NAMESPACE, "ci");
     assert.equal(env(template(svc, ["--set=leaderElection.enabled=false"])).QUARRY_LEADER_ELECTION, "off");
