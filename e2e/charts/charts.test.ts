@@ -154,7 +154,7 @@ describe("value blocks (lifecycle-controller)", () => {
 
   test("config map: values config → <service>-config, strings", () => {
     const docs = template(svc, ["--set=config.default-timeout=2m", "--set-string=config.max-attempts=5"]);
-    assert.deepEqual(find(docs, "ConfigMap", `${svc}-config`)?.data, {
+    assert.deepEqual(find(docs, "ConfigMap")?.data, {
       "default-timeout": "2m",
       "max-attempts": "5",
     });

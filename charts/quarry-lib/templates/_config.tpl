@@ -1,11 +1,11 @@
-{{/* values `config:` → the service's live ConfigMap `<service>-config` (keys as in the service's
+{{/* values `config:` → the service's live ConfigMap (named by its rbac.yaml) (keys as in the service's
      README, Tekton's names where they overlap). Values are strings in a ConfigMap, so each is quoted. */}}
 {{- define "quarry-lib.configMap" -}}
 ---
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: {{ .Values.service }}-config
+  name: {{ include "quarry-lib.configMapName" . }}
   namespace: {{ .Release.Namespace }}
   labels: {{- include "quarry-lib.labels" . | nindent 4 }}
 data:{{ if not .Values.config }} {}{{ end }}

@@ -9,6 +9,18 @@
      Leases and ConfigMap are named by service, so one install per namespace and service. */}}
 {{- define "quarry-lib.name" -}}quarry-{{ .Values.service }}{{- end -}}
 
+{{/* The service's ConfigMap name, from the configmaps rule of rbac.yaml's namespaceRules (the one
+     ConfigMap the service may read: e.g. Tekton's `bundleresolver-config` for the bundle resolver). */}}
+{{- define "quarry-lib.configMapName" -}}
+{{- $rbac := include "quarry-lib.rbac" . | fromJson -}}
+{{- $name := "" -}}
+{{- range $rbac.namespaceRules }}
+{{- if and (has "configmaps" .resources) .resourceNames (not $name) }}{{ $name = first .resourceNames }}{{ end }}
+{{- end -}}
+{{- if not $name }}{{ fail "rbac.yaml: no configmaps rule with resourceNames in namespaceRules" }}{{ end -}}
+{{- $name -}}
+{{- end -}}
+
 {{- define "quarry-lib.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Values.service }}
 app.kubernetes.io/instance: {{ .Release.Name }}
