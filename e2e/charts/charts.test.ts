@@ -1,12 +1,13 @@
 // helm lint of every chart and `helm template` of the value blocks, asserted on the parsed YAML
 // (no cluster; charts-dry-run.test.ts sends the renders to a real apiserver).
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { leaderElectionFromEnv } from "@quarry/kube";
 import yaml from "js-yaml";
-import { chartsDir, find, type Manifest, runHelm, services, template } from "./helm.ts";
+import { chartsDir, find, type Manifest, repoRoot, runHelm, services, template } from "./helm.ts";
 
 type Container = {
   env: { name: string; value?: string; valueFrom?: unknown }[];
@@ -242,4 +243,8 @@ describe("quarry-crds and the umbrella", () => {
       "4",
     );
   });
+});
+
+test("deploy/ is the default render (scripts/render-deploy.sh --check)", () => {
+  execFileSync("bash", [join(repoRoot, "scripts", "render-deploy.sh"), "--check"], { stdio: "pipe" });
 });
