@@ -54,8 +54,10 @@ async function sourceHashes(service: string): Promise<string[]> {
     ["ls-files", "--cached", "--others", "--exclude-standard", "libs", `services/${service}`, "images"],
     { cwd: repo, maxBuffer: 64 << 20 },
   );
+  // of images/ only the build's own code shapes the image (not its docs, tests or the Dockerfile)
+  const builds = (f: string) => !f.startsWith("images/") || (f.endsWith(".ts") && !f.endsWith(".test.ts"));
   const files = [
-    ...stdout.split("\n").filter(Boolean),
+    ...stdout.split("\n").filter((f) => f && builds(f)),
     "package.json",
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
