@@ -133,7 +133,7 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
         Env: [
           "PATH=/usr/local/bin:/usr/bin:/bin",
           "NODE_ENV=production",
-          "QUARRY_GIT_CACHE_DIR=/var/cache/quarry-git",
+          "QUARRY_GIT_CACHE_DIR=/tmp/git-cache",
           "HOME=/nonexistent",
           `SSL_CERT_FILE=${CA_BUNDLE}`,
         ],
