@@ -45,7 +45,42 @@ export async function writeImageLayout(opts: {
   ]);
   const layer = readFileSync(plain);
   const gz = await promisify(gzip)(layer);
-  const blobs = join(opts.layoutDir, "blobs", "sha256");
+  writeLayoutFiles(opts.layoutDir, {
+    layer: gz,
+    layerMediaType: "application/vnd.oci.image.layer.v1.tar+gzip",
+    diffId: `sha256:${sha256(layer)}`,
+    config: opts.config,
+    createdBy: opts.createdBy,
+    name: opts.name,
+  });
+  await run("tar", [
+    "--create",
+    `--file=${opts.out}`,
+    `--directory=${opts.layoutDir}`,
+    "oci-layout",
+    "index.json",
+    "blobs",
+  ]);
+  return { uncompressed: layer.length, compressed: gz.length };
+}
+
+/**
+ * The files of a one-layer image layout in `dir` (blobs, oci-layout, index.json naming the image
+ * for containerd): the layer as given (`layerMediaType` says whether it is gzipped; `diffId` is
+ * the digest of its plain tar), its config, its manifest.
+ */
+export function writeLayoutFiles(
+  dir: string,
+  image: {
+    layer: Buffer;
+    layerMediaType: string;
+    diffId: string;
+    config: Record<string, unknown>;
+    createdBy: string;
+    name: string;
+  },
+): void {
+  const blobs = join(dir, "blobs", "sha256");
   mkdirSync(blobs, { recursive: true });
   const put = (bytes: Buffer, mediaType: string) => {
     const hex = sha256(bytes);
@@ -53,14 +88,14 @@ export async function writeImageLayout(opts: {
     return { mediaType, digest: `sha256:${hex}`, size: bytes.length };
   };
   const platform = { architecture: process.arch === "x64" ? "amd64" : process.arch, os: "linux" };
-  const layerDesc = put(gz, "application/vnd.oci.image.layer.v1.tar+gzip");
+  const layerDesc = put(image.layer, image.layerMediaType);
   const config = put(
     Buffer.from(
       JSON.stringify({
         ...platform,
-        config: opts.config,
-        rootfs: { type: "layers", diff_ids: [`sha256:${sha256(layer)}`] },
-        history: [{ created_by: opts.createdBy }],
+        config: image.config,
+        rootfs: { type: "layers", diff_ids: [image.diffId] },
+        history: [{ created_by: image.createdBy }],
       }),
     ),
     "application/vnd.oci.image.config.v1+json",
@@ -76,9 +111,9 @@ export async function writeImageLayout(opts: {
     ),
     "application/vnd.oci.image.manifest.v1+json",
   );
-  writeFileSync(join(opts.layoutDir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
   writeFileSync(
-    join(opts.layoutDir, "index.json"),
+    join(dir, "index.json"),
     JSON.stringify({
       schemaVersion: 2,
       mediaType: "application/vnd.oci.image.index.v1+json",
@@ -87,20 +122,11 @@ export async function writeImageLayout(opts: {
           ...manifest,
           platform,
           annotations: {
-            "io.containerd.image.name": opts.name,
-            "org.opencontainers.image.ref.name": opts.name.split(":").pop(),
+            "io.containerd.image.name": image.name,
+            "org.opencontainers.image.ref.name": image.name.split(":").pop(),
           },
         },
       ],
     }),
   );
-  await run("tar", [
-    "--create",
-    `--file=${opts.out}`,
-    `--directory=${opts.layoutDir}`,
-    "oci-layout",
-    "index.json",
-    "blobs",
-  ]);
-  return { uncompressed: layer.length, compressed: gz.length };
 }

@@ -26,6 +26,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { writeLayoutFiles } from "../../images/oci-layout.ts";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -170,54 +171,13 @@ async function cached(
 }
 
 function writeLayout(dir: string, layer: Buffer, config: Record<string, unknown>, kind: string): void {
-  const blobs = join(dir, "blobs", "sha256");
-  mkdirSync(blobs, { recursive: true });
-  const put = (bytes: Buffer, mediaType: string) => {
-    const hex = sha256(bytes);
-    writeFileSync(join(blobs, hex), bytes);
-    return { mediaType, digest: `sha256:${hex}`, size: bytes.length };
-  };
-  const platform = { architecture: process.arch === "x64" ? "amd64" : process.arch, os: "linux" };
-  const layerDesc = put(layer, "application/vnd.oci.image.layer.v1.tar");
-  const configDesc = put(
-    Buffer.from(
-      JSON.stringify({
-        ...platform,
-        config,
-        rootfs: { type: "layers", diff_ids: [layerDesc.digest] },
-        history: [{ created_by: `quarry e2e/controlplane/node-images.ts (${kind})` }],
-      }),
-    ),
-    "application/vnd.oci.image.config.v1+json",
-  );
-  const manifest = put(
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: "application/vnd.oci.image.manifest.v1+json",
-        config: configDesc,
-        layers: [layerDesc],
-      }),
-    ),
-    "application/vnd.oci.image.manifest.v1+json",
-  );
-  const name = kind === "pause" ? PAUSE_IMAGE : TOOLS_IMAGE;
-  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
-  writeFileSync(
-    join(dir, "index.json"),
-    JSON.stringify({
-      schemaVersion: 2,
-      mediaType: "application/vnd.oci.image.index.v1+json",
-      manifests: [
-        {
-          ...manifest,
-          platform,
-          annotations: {
-            "io.containerd.image.name": name,
-            "org.opencontainers.image.ref.name": name.split(":").pop(),
-          },
-        },
-      ],
-    }),
-  );
+  writeLayoutFiles(dir, {
+    layer,
+    layerMediaType: "application/vnd.oci.image.layer.v1.tar",
+    // an uncompressed layer is its own diff
+    diffId: `sha256:${sha256(layer)}`,
+    config,
+    createdBy: `quarry e2e/controlplane/node-images.ts (${kind})`,
+    name: kind === "pause" ? PAUSE_IMAGE : TOOLS_IMAGE,
+  });
 }
