@@ -14,9 +14,11 @@ Usage:
   quarry resolve TYPE KEY=VALUE... [-n NAMESPACE] [--timeout 90s]
                                         create a ResolutionRequest for resolver TYPE (git, cluster, bundles, ...)
                                         with these params, wait for it, print the resolved YAML and its refSource
-  quarry demo [--keep]                  start an embedded control plane, a git server, the lifecycle controller
-                                        and the git and cluster resolvers; walk six requests; print
-                                        get/describe/resolve; tear down
+  quarry demo [--keep]                  start an embedded control plane, a real node, a git server, an OCI registry
+                                        and the fleet (lifecycle controller, git, bundle, cluster and pipe
+                                        resolvers, run-controller, Wait task); resolve Tasks from git, a bundle
+                                        and the cluster, and their failures; run Wait runs and a Pipe run that
+                                        makes a certificate into Secrets; print get/describe/resolve; tear down
   quarry help                           this text
 
 Options:
@@ -27,6 +29,7 @@ Options:
       --keep              demo: leave the cluster running and print how to reach it; Ctrl-C stops it
   -h, --help              this text
 
-get and describe talk to the cluster of the current kube context. The demo needs nothing but the
-control-plane binaries that e2e/controlplane/build-binaries.sh builds (cached after the first run).
+get and describe talk to the cluster of the current kube context. The demo needs the binaries
+scripts/demo.sh builds or installs once (control plane, test node, registry and tkn; then cached).
+Install the command for your user with scripts/install-cli.sh (it runs on its own Node >= 22).
 `;

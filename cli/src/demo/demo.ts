@@ -4,6 +4,8 @@
 // under a minute; then `get`, `describe` and `resolve` as a person would run
 // them. Whatever was started is stopped on success, failure or Ctrl-C;
 // `--keep` leaves it running until Ctrl-C so a person can look around.
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ociTools } from "../../../e2e/fixtures/registry.ts";
 import { runDescribe } from "../describe.ts";
 import { runDescribeRun } from "../describe-run.ts";
@@ -140,9 +142,13 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** The repository's root (this file is cli/src/demo/demo.ts). */
+const QUARRY_ROOT_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
 async function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> {
   const node = await c.node.ready;
-  const cli = "node cli/src/main.ts";
+  // the launcher, not `node cli/src/main.ts`: it finds a Node >= 22 even where the shell's is older
+  const cli = join(QUARRY_ROOT_DIR, "bin", "quarry");
   const ns = c.namespace;
   const logs = Object.entries(c.services).map(
     ([name, s]) => `  ${name.padEnd(21)} pid ${String(s.svc.pid).padEnd(7)} log ${s.svc.logFile}`,
@@ -150,7 +156,7 @@ async function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> 
   process.stderr.write(
     [
       "",
-      "The cluster keeps running (--keep). In another shell, from the repository root:",
+      "The cluster keeps running (--keep). In another shell (or `quarry` once scripts/install-cli.sh ran):",
       "",
       `  export KUBECONFIG=${c.cp.adminKubeconfig}`,
       `  ${cli} get -A`,
