@@ -42,3 +42,21 @@ test("renders instruments under the exact ARCHITECTURE names", async (t) => {
   assert.doesNotMatch(text, /_seconds_seconds|_total_total/);
   assert.match(text, /^target_info\{.*service_name="test-service"/m);
 });
+
+test("every service exports its process's CPU and memory under client_golang's names", async (t) => {
+  const m = setupMetrics("test-service");
+  t.after(() => m.shutdown());
+  const text = await m.render();
+  const value = (name: string) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    assert.ok(line, `no ${name} in:\n${text}`);
+    return Number(line.split(" ")[1]);
+  };
+  assert.match(text, /^# TYPE process_cpu_seconds_total counter$/m);
+  assert.ok(value("process_cpu_seconds_total") > 0);
+  // this process's RSS, not a heap figure: at least the V8 heap in use
+  assert.ok(value("process_resident_memory_bytes") >= value("nodejs_heap_size_used_bytes"));
+  assert.ok(value("nodejs_heap_size_used_bytes") > 1 << 20);
+  const start = value("process_start_time_seconds");
+  assert.ok(Math.abs(start - (Date.now() / 1000 - process.uptime())) < 2, `start ${start}`);
+});

@@ -2,6 +2,7 @@ import { diag, type Meter, metrics } from "@opentelemetry/api";
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
+import { registerProcessMetrics } from "./process-metrics.ts";
 
 export interface Metrics {
   /** Create instruments here; names are the Prometheus names (see README "Metric names"). */
@@ -33,9 +34,11 @@ export function setupMetrics(service: string): Metrics {
   const registered = metrics.setGlobalMeterProvider(provider);
   // Same settings as the exporter: no prefix, no timestamps, target_info kept, no scope labels.
   const serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
+  const meter = provider.getMeter(service);
+  registerProcessMetrics(meter);
 
   return {
-    meter: provider.getMeter(service),
+    meter,
     async render() {
       const { resourceMetrics, errors } = await exporter.collect();
       if (errors.length > 0) diag.error("metrics collection errors", ...errors);

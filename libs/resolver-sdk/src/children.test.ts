@@ -86,7 +86,7 @@ function wire(
     children,
     config: () => ({ runtime: defaultRuntimeConfig, raw: {} }),
     recorder: new FakeEventRecorder(),
-    metrics: { duration: () => {}, cache: () => {}, inflight: () => {} },
+    metrics: { duration: () => {}, cache: () => {}, inflight: () => {}, failure: () => {} },
     log,
     stopping: new AbortController().signal,
   });

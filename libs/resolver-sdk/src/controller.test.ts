@@ -408,10 +408,12 @@ for (const row of rows) {
     row.arrange?.(client);
     const recorder = new FakeEventRecorder();
     const cacheMetrics: string[] = [];
+    const failureMetrics: string[] = [];
     const metrics: ResolverMetrics = {
       duration: () => {},
       cache: (_type, result) => void cacheMetrics.push(result),
       inflight: () => {},
+      failure: (type, reason) => void failureMetrics.push(`${type}/${reason}`),
     };
     let resolveCalls = 0;
     const attempts: number[] = [];
@@ -454,6 +456,11 @@ for (const row of rows) {
 
     assert.deepEqual(client.actions, row.wantActions);
     assert.deepEqual(recorder.events, row.wantEvents ?? []);
+    // every failure written (its Warning Event) is counted once, by reason
+    assert.deepEqual(
+      failureMetrics,
+      (row.wantEvents ?? []).filter((e) => e.type === "Warning").map((e) => `git/${e.reason}`),
+    );
     assert.equal(resolveCalls, row.wantResolveCalls);
     assert.deepEqual(results, row.wantResults ?? results.map(() => undefined));
     if (row.wantAttempts) assert.deepEqual(attempts, row.wantAttempts);

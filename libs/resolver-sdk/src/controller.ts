@@ -256,6 +256,7 @@ export class ResolverReconciler implements Reconciler {
       { subresource: "status" },
     );
     if (written) {
+      this.deps.metrics.failure(this.deps.resolver.type, reason);
       this.deps.log.info({ key: objectKey(rr), reason, message }, "resolution failed");
       this.deps.recorder.record(written, "Warning", reason, message);
     }

@@ -8,6 +8,8 @@ export interface ResolverMetrics {
   duration(type: string, outcome: Outcome, seconds: number): void;
   cache(type: string, result: "hit" | "miss" | "bypass"): void;
   inflight(type: string, delta: 1 | -1): void;
+  /** A failure this resolver wrote on a request, by its reason (NotFound, Forbidden, SourceUnavailable, …). */
+  failure(type: string, reason: string): void;
 }
 
 export function resolverMetrics(meter: Meter): ResolverMetrics {
@@ -21,7 +23,11 @@ export function resolverMetrics(meter: Meter): ResolverMetrics {
   const inflight = meter.createUpDownCounter("quarry_requests_inflight", {
     description: "Resolutions in progress",
   });
+  const failures = meter.createCounter("quarry_resolution_failures_total", {
+    description: "Requests this resolver failed, by the reason it wrote (Succeeded=False)",
+  });
   return {
+    failure: (type, reason) => failures.add(1, { type, reason }),
     duration: (type, outcome, seconds) => duration.record(seconds, { type, outcome }),
     cache: (type, result) => cache.add(1, { type, result }),
     inflight: (type, delta) => inflight.add(delta, { type }),
