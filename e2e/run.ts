@@ -24,13 +24,16 @@ import {
 import { adminClient } from "./harness/env.ts";
 import { repoRoot } from "./harness/paths.ts";
 
-const filter = process.argv.slice(2);
-const scenarioDir = join(repoRoot, "e2e", "scenarios");
+// --in-cluster: the suite in e2e/in-cluster (helm installs the fleet as pods), against a control
+// plane configured as a real cluster is (ServiceAccount admission on), every file on the node
+const inCluster = process.argv[2] === "--in-cluster";
+const filter = process.argv.slice(inCluster ? 3 : 2);
+const scenarioDir = join(repoRoot, "e2e", inCluster ? "in-cluster" : "scenarios");
 const files = readdirSync(scenarioDir)
   .filter((f) => f.endsWith(".test.ts"))
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
-const nodeFiles = files.filter(needsNode);
+const nodeFiles = inCluster ? files : files.filter(needsNode);
 // node --test starts files in this order: the node's scenarios last, so they rarely wait
 const ordered = [...files.filter((f) => !nodeFiles.includes(f)), ...nodeFiles];
 
@@ -43,7 +46,7 @@ if (!RUN_CRD_MODES.includes(runCrds)) {
 }
 
 const keep = process.env.QUARRY_E2E_KEEP === "1";
-const cp = await startControlPlane({ keep });
+const cp = await startControlPlane({ keep, serviceAccountAdmission: inCluster });
 const nodeState = join(cp.dir, "node-state.json");
 const abortNode = new AbortController();
 let node: Promise<TestNode | undefined> = Promise.resolve(undefined);
@@ -58,6 +61,7 @@ if (nodeFiles.length > 0) {
           dir: n.dir,
           toolsImage: n.toolsImage,
           pauseImage: n.pauseImage,
+          hostAddress: n.hostAddress,
         }),
       );
       return n;
@@ -99,9 +103,11 @@ try {
       QUARRY_E2E_PAUSE_IMAGE: PAUSE_IMAGE,
     }),
   };
-  await installQuarryApi(adminClient({ ...cp }), { runCrds });
+  // in-cluster files install Quarry's API with its chart (quarry-crds)
+  if (!inCluster) await installQuarryApi(adminClient({ ...cp }), { runCrds });
   await installTektonCrds(adminClient({ ...cp }));
-  const concurrency = process.env.QUARRY_E2E_CONCURRENCY ?? "3";
+  // in-cluster files each install the whole fleet: one at a time
+  const concurrency = process.env.QUARRY_E2E_CONCURRENCY ?? (inCluster ? "1" : "3");
   code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,

@@ -3,8 +3,8 @@
 // makes (pnpm deploy --legacy --prod, workspace libs moved out of node_modules),
 // plus this machine's node binary and the shared libraries ldd lists, CA
 // certificates and a passwd entry for UID 65532, in place of the slim base image.
-// The git resolver's image would also need git and its helpers; only the
-// Dockerfile installs them (no test runs git-resolver as a pod yet).
+// The git resolver's image also gets this machine's git, its https helper and
+// their shared libraries (the Dockerfile installs Debian's git instead).
 // Cached under $QUARRY_CACHE/images by a hash of every input (the service's and
 // the workspace libs' files, the lockfile, node and its libraries), so a second
 // build is a hash of the sources and nothing more.
@@ -19,6 +19,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -32,7 +33,7 @@ const run = promisify(execFile);
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Bump when the image's layout changes without its inputs changing. */
-const RECIPE = "1";
+const RECIPE = "2";
 const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 export const UID = 65532;
 
@@ -42,6 +43,15 @@ export interface ServiceImage extends LayoutSizes {
   /** OCI layout tar. */
   tar: string;
 }
+
+/** Binaries a service runs besides node, copied with their shared libraries; symlinks stay symlinks. */
+const EXTRA_BINARIES: Record<string, { files: string[]; links: Record<string, string> }> = {
+  // the git engine shells out to git; fetches over http(s) go through git-remote-http
+  "git-resolver": {
+    files: ["/usr/bin/git", "/usr/lib/git-core/git-remote-http"],
+    links: { "/usr/lib/git-core/git-remote-https": "git-remote-http" },
+  },
+};
 
 export const serviceImageName = (service: string) => `quarry.local/${service}:local`;
 
@@ -82,8 +92,9 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
   if (!existsSync(join(repo, "services", service, "src", "main.ts")))
     throw new Error(`no service ${service}`);
   const node = process.execPath;
-  const libs = await sharedLibraries(node);
-  const system = [node, ...libs, CA_BUNDLE].map((f) => `${f} ${sha256(readFileSync(f))}`);
+  const extra = EXTRA_BINARIES[service] ?? { files: [], links: {} };
+  const libs = [...new Set((await Promise.all([node, ...extra.files].map(sharedLibraries))).flat())].sort();
+  const system = [node, ...extra.files, ...libs, CA_BUNDLE].map((f) => `${f} ${sha256(readFileSync(f))}`);
   const key = sha256([RECIPE, service, ...system, ...(await sourceHashes(service))].join("\n"));
   const dir = join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "images");
   const tar = join(dir, `${service}-${key.slice(0, 16)}.tar`);
@@ -104,10 +115,11 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
       { cwd: repo, maxBuffer: 64 << 20 },
     );
     relinkWorkspace(app);
-    for (const f of libs) {
+    for (const f of [...libs, ...extra.files]) {
       mkdirSync(join(root, dirname(f)), { recursive: true });
       copyFileSync(f, join(root, f));
     }
+    for (const [link, target] of Object.entries(extra.links)) symlinkSync(target, join(root, link));
     mkdirSync(join(root, "usr/local/bin"), { recursive: true });
     copyFileSync(node, join(root, "usr/local/bin/node"));
     mkdirSync(join(root, dirname(CA_BUNDLE)), { recursive: true });

@@ -14,6 +14,7 @@ echo "== rendered deploy/ (charts)"; bash scripts/render-deploy.sh --check
 echo "== charts: helm lint and template tests"; pnpm test:charts
 echo "== unit tests"; pnpm test:unit
 echo "== e2e (real kube-apiserver)"; pnpm test:e2e
+echo "== in-cluster e2e (helm installs the fleet as pods on the real node)"; pnpm test:e2e:cluster
 # after the e2e runner's node is gone: the demo starts its own (one node per machine)
 echo "== demo (its own control plane and node)"; pnpm test:demo
 echo "all tests passed in $(( $(date +%s) - start ))s"

@@ -109,6 +109,8 @@ describe("value blocks (lifecycle-controller)", () => {
     assert.equal(e.QUARRY_LEASE_RENEW_DEADLINE, "10s");
     assert.equal(e.QUARRY_LEASE_RETRY_PERIOD, "2s");
     assert.equal(e.QUARRY_WATCH_NAMESPACE, undefined);
+    assert.equal(e.QUARRY_LEASE_OWNER_CONFIGMAP, `${svc}-config`, "the ConfigMap the chart renders");
+    assert.ok(find(docs, "ConfigMap", `${svc}-config`));
     for (const kind of ["PodDisruptionBudget", "HorizontalPodAutoscaler", "NetworkPolicy"]) {
       assert.equal(find(docs, kind), undefined, `no ${kind} by default`);
     }
@@ -147,6 +149,8 @@ describe("value blocks (lifecycle-controller)", () => {
       buckets: 6,
       identity: "p-0",
       timing: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
+      // the service's own ConfigMap owns its bucket Leases (uninstall collects them)
+      ownerConfigMap: `${svc}-config`,
     });
     assert.equal(e.QUARRY_V, "1");
     assert.equal(e.QUARRY_WATCH_NAMESPACE, "ci");

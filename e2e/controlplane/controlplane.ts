@@ -115,6 +115,12 @@ export interface StartOptions {
    * benchmark can say whose API calls a run cost. Off by default: it costs the apiserver CPU.
    */
   auditLog?: boolean;
+  /**
+   * Turn the ServiceAccount admission plugin on, as a real cluster has it: pods get their
+   * token volume, and a pod naming a missing ServiceAccount is refused. For in-cluster installs
+   * (charts with default values), with a node whose controller-manager creates default accounts.
+   */
+  serviceAccountAdmission?: boolean;
 }
 
 /** Every request once, when it finishes (long-running ones too), without bodies. */
@@ -168,10 +174,13 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
     `--service-account-key-file=${pki.saPub}`,
     `--service-account-signing-key-file=${pki.saKey}`,
-    "--service-cluster-ip-range=10.0.0.0/24",
+    // not a private range (TEST-CLUSTER.md): the kubernetes Service is 198.18.1.1, which the
+    // test node serves (node.ts: SERVICE_VIP); pods are 198.18.0.0/24
+    "--service-cluster-ip-range=198.18.1.0/24",
     "--endpoint-reconciler-type=none",
-    // no controller-manager runs to create service-account tokens or namespaces' default SA
-    "--disable-admission-plugins=ServiceAccount",
+    // off unless asked: without a controller-manager nobody creates namespaces' default
+    // ServiceAccount, and the e2e pods name ServiceAccounts that do not exist
+    ...(opts.serviceAccountAdmission ? [] : ["--disable-admission-plugins=ServiceAccount"]),
     "--allow-privileged=true",
     "--kubelet-preferred-address-types=Hostname,InternalIP",
     `--cert-dir=${join(dir, "cert")}`,

@@ -1,13 +1,17 @@
 // A real node for the e2e harness, against a running control plane: Debian's
 // containerd 1.6 + runc, kubelet v1.34, kube-controller-manager (garbage
 // collection, ServiceAccounts and their tokens, namespace deletion) and
-// kube-scheduler, all as local processes, no systemd, no CNI. Settings follow
+// kube-scheduler, all as local processes, no systemd. Settings follow
 // /work/shared/design/TEST-CLUSTER.md ("A real node"); the reasons are beside
 // each one below and in docs/testing.md ("Real node").
 //
-// Pods on it must be hostNetwork (no CNI: the Node stays NotReady), use the
-// locally imported images with imagePullPolicy Never, and either set nodeName
-// or tolerate node.kubernetes.io/not-ready to be scheduled.
+// Pod network (pod-network.ts): Debian's CNI bridge plugin puts pods on a
+// bridge of their own, 198.18.0.0/24 (not a private range: traffic to those is
+// flagged on these machines), with the host at 198.18.0.1; nothing is routed
+// beyond the host. There is no kube-proxy: the kubernetes Service's address
+// (198.18.1.1:443) is served by a forwarder to the apiserver, so in-cluster
+// config works as in a real cluster. Pods use the locally imported images with
+// imagePullPolicy Never.
 //
 // One node runs per machine at a time (a pid lock in /run/quarry): kubelets
 // share fixed paths (/var/lib/kubelet/device-plugins, /var/log/containers) and
@@ -33,15 +37,27 @@ import { type KubeClient, type KubeObject, type ResourceType, RestKubeClient } f
 import { freePort } from "./controlplane.ts";
 import { buildNodeImages, type NodeImages, PAUSE_IMAGE, TOOLS_IMAGE } from "./node-images.ts";
 import { issueClientCert } from "./pki.ts";
+import {
+  POD_GATEWAY,
+  type PodNetwork,
+  removePodNetwork,
+  startPodNetwork,
+  writeCniConfig,
+} from "./pod-network.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** The Node's name, its --hostname-override: the apiserver reaches the kubelet by it (Hostname first). */
 export const NODE_NAME = "127.0.0.1";
-export { PAUSE_IMAGE, TOOLS_IMAGE };
+export { PAUSE_IMAGE, POD_GATEWAY, TOOLS_IMAGE };
 
 const NODE_DIR_PREFIX = "quarry-node-";
 const LOCK_FILE = "/run/quarry/e2e-node.lock";
+
+interface NodeObject extends KubeObject {
+  spec?: { taints?: { key: string; effect: string }[] };
+  status?: { conditions?: { type: string; status: string }[] };
+}
 
 const podsRt: ResourceType = { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true };
 const nodesRt: ResourceType = { group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false };
@@ -58,6 +74,8 @@ export interface TestNode {
   dir: string;
   pauseImage: string;
   toolsImage: string;
+  /** The host's address on the pod network: a server pods must reach listens here. */
+  hostAddress: string;
   /** Milliseconds from startNode to a registered Node with every process healthy. */
   startMs: number;
   /** Deletes the node's pods, stops every process, unmounts and removes its directory. */
@@ -429,8 +447,8 @@ state = "${dir}/containerd/state"
   SystemdCgroup = false
 
 [${cri}.cni]
-  # no CNI: the node stays NotReady and only hostNetwork pods run
-  bin_dir = "${dir}/cni/bin"
+  # Debian's containernetworking-plugins; the bridge network pod-network.ts writes
+  bin_dir = "/usr/lib/cni"
   conf_dir = "${dir}/cni/net.d"
 `;
 }
@@ -486,6 +504,7 @@ export async function startNode(cp: NodeControlPlane, opts: NodeOptions = {}): P
   const procs: Proc[] = [];
   let dir = "";
   const admin: KubeClient = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
+  let network: PodNetwork | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -500,6 +519,8 @@ export async function startNode(cp: NodeControlPlane, opts: NodeOptions = {}): P
         // containers the kubelet did not stop: containerd's shims keep them running across containerd
         if (dir) killAll(descendants(processesUsing(dir)));
         await stopProcess(byName("containerd"));
+        await network?.stop();
+        await removePodNetwork();
         if (dir) await sweep(dir, !opts.keep);
         cleanRunContainerd();
       } finally {
@@ -508,12 +529,16 @@ export async function startNode(cp: NodeControlPlane, opts: NodeOptions = {}): P
     })());
   try {
     await cleanStale(log);
+    await removePodNetwork();
     phase("stale cleanup");
     dir = mkdtempSync(join(tmpdir(), NODE_DIR_PREFIX));
     writeFileSync(join(dir, "owner"), `${process.pid} ${startTime(process.pid)}`);
     if (opts.keep) writeFileSync(join(dir, "keep"), "");
-    for (const d of ["kubelet", "pod-logs", "volume-plugins", "cni/bin", "cni/net.d", "pki"])
+    for (const d of ["kubelet", "pod-logs", "volume-plugins", "cni/net.d", "cni/ipam", "pki"])
       mkdirSync(join(dir, d), { recursive: true });
+    writeCniConfig(join(dir, "cni/net.d"), join(dir, "cni/ipam"));
+    network = await startPodNetwork(cp.server, log);
+    phase("pod network");
     log(`starting containerd, kubelet, kube-controller-manager and kube-scheduler in ${dir}`);
 
     const pkiDir = dirname(cp.caFile);
@@ -560,9 +585,9 @@ export async function startNode(cp: NodeControlPlane, opts: NodeOptions = {}): P
       join(bin, "kube-controller-manager"),
       [
         `--kubeconfig=${kubeconfigs["kube-controller-manager"]}`,
-        // everything but what needs a cloud or node CIDRs, and nodelifecycle (it would taint and
-        // evict from a node that never becomes Ready)
-        "--controllers=*,-nodelifecycle,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-route",
+        // everything but what needs a cloud or node CIDRs; nodelifecycle lifts the not-ready
+        // taint once the pod network makes the node Ready
+        "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-route",
         "--use-service-account-credentials=true",
         `--service-account-private-key-file=${join(pkiDir, "sa.key")}`,
         `--root-ca-file=${cp.caFile}`,
@@ -616,6 +641,18 @@ export async function startNode(cp: NodeControlPlane, opts: NodeOptions = {}): P
     );
     phase("Node registered");
     await waitReady(
+      `Node ${NODE_NAME} Ready and untainted`,
+      async () => {
+        const n = await admin.get<NodeObject>(nodesRt, undefined, NODE_NAME);
+        const ready = n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+        return !!ready && !(n.spec?.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/"));
+      },
+      procs,
+      90_000,
+      signal,
+    );
+    phase("Node Ready");
+    await waitReady(
       "kube-controller-manager and kube-scheduler healthy",
       async () =>
         (await healthz(`https://127.0.0.1:${kcmPort}/healthz`)) &&
@@ -632,6 +669,7 @@ export async function startNode(cp: NodeControlPlane, opts: NodeOptions = {}): P
       dir,
       pauseImage: PAUSE_IMAGE,
       toolsImage: TOOLS_IMAGE,
+      hostAddress: POD_GATEWAY,
       startMs,
       stop,
     };

@@ -32,7 +32,7 @@ export function makePki(dir: string): Pki {
   );
   writeFileSync(
     p("san.ext"),
-    "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\n" +
+    "subjectAltName=IP:127.0.0.1,IP:198.18.1.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\n" +
       "extendedKeyUsage=serverAuth\n",
   );
   openssl(

@@ -31,6 +31,8 @@ export interface SharedNode {
   pauseImage: string;
   /** The node's directory: containerd, kubelet, kube-controller-manager and kube-scheduler logs. */
   dir: string;
+  /** The host's address on the pod network (198.18.0.1): servers pods reach listen here. */
+  hostAddress: string;
 }
 
 interface NodeState extends Partial<SharedNode> {

@@ -4,6 +4,7 @@
 // the buckets they hold (/readyz), their metrics, the bucket Leases.
 import { join } from "node:path";
 import { type KubeClient, type Lease, leases } from "@quarry/kube";
+import { sumMetric } from "./metrics.ts";
 import type { Scenario } from "./scenario.ts";
 import { type RunningService, startService } from "./service.ts";
 
@@ -47,15 +48,7 @@ export async function metricSum(
   name: string,
   labels: Record<string, string> = {},
 ): Promise<number> {
-  const { body } = await r.svc.ops("/metrics");
-  let sum = 0;
-  for (const line of body.split("\n")) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([-+.eE0-9]+|NaN)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const set = m[2] ?? "";
-    if (Object.entries(labels).every(([k, v]) => set.includes(`${k}="${v}"`))) sum += Number(m[3]);
-  }
-  return sum;
+  return sumMetric((await r.svc.ops("/metrics")).body, name, labels);
 }
 
 /** Holder of every bucket Lease of `service` in the namespace, by Lease name ("" when released). */

@@ -54,6 +54,8 @@ spec:
             - {name: QUARRY_LEASE_DURATION, value: {{ $le.leaseDuration | quote }}}
             - {name: QUARRY_LEASE_RENEW_DEADLINE, value: {{ $le.renewDeadline | quote }}}
             - {name: QUARRY_LEASE_RETRY_PERIOD, value: {{ $le.retryPeriod | quote }}}
+            # the ConfigMap owns the bucket Leases: helm uninstall deletes it, the GC the Leases
+            - {name: QUARRY_LEASE_OWNER_CONFIGMAP, value: {{ include "quarry-lib.configMapName" . | quote }}}
             {{- with .Values.watchNamespace }}
             - {name: QUARRY_WATCH_NAMESPACE, value: {{ . | quote }}}
             {{- end }}

@@ -4,13 +4,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createLogger } from "@quarry/observability";
-import { bucketOf } from "./bucket-hash.ts";
-import { BucketSet } from "./bucket-set.ts";
-import type { KubeClient } from "./client.ts";
+import { bucketOf, memberLeaseName } from "./bucket-hash.ts";
+import { BucketSet, type BucketSetOptions } from "./bucket-set.ts";
+import type { KubeClient, KubeObject } from "./client.ts";
 import { FakeClock } from "./clock.ts";
 import type { LeaseTiming } from "./elector.ts";
 import { FakeKubeClient } from "./fake-client.ts";
 import { type Lease, leases } from "./lease.ts";
+import { configMaps } from "./resources.ts";
 
 const log = createLogger({ service: "test", level: process.env.TEST_LOG ?? "silent" });
 const NS = "quarry-system";
@@ -25,7 +26,7 @@ interface Replica {
   kill(): void;
 }
 
-function fleet(count: number) {
+function fleet(count: number, extra: Partial<BucketSetOptions> = {}) {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const fake = new FakeKubeClient({ now: () => clock.now() });
   const replicas: Replica[] = [];
@@ -54,6 +55,7 @@ function fleet(count: number) {
       onGained: (i) => events.push(`+${i}`),
       onLost: (i) => events.push(`-${i}`),
       drain: async () => {},
+      ...extra,
     });
     const r: Replica = { id, set, events, kill: () => (dead = true) };
     replicas.push(r);
@@ -229,4 +231,35 @@ test("a hand-over waits for the bucket's work in flight before releasing the Lea
   clock.advance(TIMING.retryPeriodMs * 1.2);
   await flush();
   assert.deepEqual(b.status().held, ["svc.01-of-02"]);
+});
+
+test("with an owner ConfigMap, every Lease it creates is owned by it (helm uninstall collects them)", async () => {
+  const f = fleet(2, { ownerConfigMap: "svc-config" });
+  f.fake.seed(configMaps, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "svc-config", namespace: NS },
+  });
+  const uid = (await f.fake.get<KubeObject>(configMaps, NS, "svc-config")).metadata.uid;
+  assert.ok(uid);
+  await f.add("a");
+  await f.run(0);
+  const all = (await f.fake.list<Lease>(leases, NS)).items;
+  assert.deepEqual(
+    all.map((l) => l.metadata.name).sort(),
+    ["svc.00-of-02", "svc.01-of-02", memberLeaseName("svc", "a")].sort(),
+  );
+  for (const l of all)
+    assert.deepEqual(l.metadata.ownerReferences, [
+      { apiVersion: "v1", kind: "ConfigMap", name: "svc-config", uid },
+    ]);
+});
+
+test("without the owner ConfigMap the Leases are created all the same, unowned", async () => {
+  const f = fleet(1, { ownerConfigMap: "missing-config" });
+  const a = await f.add("a");
+  await f.run(0);
+  assert.deepEqual(a.set.status().held, ["svc.00-of-01"]);
+  for (const l of (await f.fake.list<Lease>(leases, NS)).items)
+    assert.equal(l.metadata.ownerReferences, undefined);
 });

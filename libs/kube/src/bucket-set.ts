@@ -9,11 +9,13 @@
 // whoever sees it expire, whatever its share, and balance is restored later.
 import type { Logger } from "@quarry/observability";
 import { bucketLeaseName, bucketOf, leaseBase, memberLeaseName } from "./bucket-hash.ts";
-import type { KubeClient } from "./client.ts";
+import type { KubeClient, KubeObject } from "./client.ts";
 import { type Clock, realClock } from "./clock.ts";
+import { errorMessage } from "./controller.ts";
 import { type AcquireReason, LeaseElector, type LeaseTiming } from "./elector.ts";
 import { LeaseClient } from "./lease.ts";
 import { Membership } from "./membership.ts";
+import { configMaps } from "./resources.ts";
 
 export interface BucketSetOptions {
   client: KubeClient;
@@ -32,6 +34,11 @@ export interface BucketSetOptions {
   onLost(index: number): void;
   /** Resolves once no work of bucket `index` is in flight; a hand-over waits for it before releasing. */
   drain(index: number): Promise<void>;
+  /**
+   * A ConfigMap in `namespace` that owns the Leases this replica creates (the service's own, from
+   * its chart), so deleting it (helm uninstall) garbage-collects them. Missing: no owner.
+   */
+  ownerConfigMap?: string;
 }
 
 export interface BucketStatus {
@@ -53,6 +60,7 @@ export class BucketSet {
   private readonly clock: Clock;
   private readonly electors: LeaseElector[];
   private readonly membership: Membership;
+  private readonly leases: LeaseClient;
   private readonly holding = new Set<number>();
   private handingOver = false;
   private started = false;
@@ -66,6 +74,7 @@ export class BucketSet {
     this.identity = opts.identity;
     this.clock = opts.clock ?? realClock;
     const leases = new LeaseClient(opts.client, opts.namespace);
+    this.leases = leases;
     const base = { "app.kubernetes.io/managed-by": "quarry", "quarry.dev/service": leaseBase(opts.service) };
     const log = opts.log.child({ component: "buckets" });
     this.names = Array.from({ length: opts.count }, (_, i) => bucketLeaseName(opts.service, i, opts.count));
@@ -129,8 +138,20 @@ export class BucketSet {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    if (this.opts.ownerConfigMap) await this.findOwner(this.opts.ownerConfigMap);
     await this.membership.start();
     for (const e of this.electors) e.start();
+  }
+
+  private async findOwner(name: string): Promise<void> {
+    try {
+      const cm = await this.opts.client.get<KubeObject>(configMaps, this.opts.namespace, name);
+      if (cm.metadata.uid)
+        this.leases.owner = { apiVersion: "v1", kind: "ConfigMap", name, uid: cm.metadata.uid };
+    } catch (err) {
+      // Leases without an owner work the same; they only outlive an uninstall
+      this.opts.log.warn({ configMap: name, err: errorMessage(err) }, "no owner for the bucket Leases");
+    }
   }
 
   /** Releases every Lease it holds and its member Lease: peers take over at their next retry. */

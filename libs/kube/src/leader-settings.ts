@@ -14,6 +14,8 @@ export interface LeaderElectionSettings {
   /** Who this replica is in holderIdentity: unique among the replicas. */
   identity: string;
   timing: LeaseTiming;
+  /** QUARRY_LEASE_OWNER_CONFIGMAP: the ConfigMap that owns the bucket Leases (the chart's). */
+  ownerConfigMap?: string;
 }
 
 /**
@@ -42,7 +44,8 @@ export function leaderElectionFromEnv(env: NodeJS.ProcessEnv): LeaderElectionSet
   };
   if (enabled) checkLeaseTiming(timing);
   const identity = env.POD_NAME || `${hostname()}_${randomBytes(4).toString("hex")}`;
-  return { enabled, buckets, identity, timing };
+  const ownerConfigMap = env.QUARRY_LEASE_OWNER_CONFIGMAP?.trim() || undefined;
+  return { enabled, buckets, identity, timing, ...(ownerConfigMap && { ownerConfigMap }) };
 }
 
 function parseBuckets(text: string | undefined): number {

@@ -2,6 +2,7 @@
 // type, the resource, and a thin client whose writes always carry the
 // resourceVersion they were computed from, so two replicas racing for one
 // Lease cannot both win (the loser gets a 409).
+import type { OwnerReference } from "@quarry/api";
 import type { KubeClient, KubeObject } from "./client.ts";
 import { isApiError } from "./errors.ts";
 import type { ResourceType } from "./resources.ts";
@@ -38,6 +39,11 @@ export function microTime(ms: number): string {
 /** Reads and writes Leases in one namespace; every write is one API call. */
 export class LeaseClient {
   readonly namespace: string;
+  /**
+   * Set on every Lease this client creates: the object whose deletion should take the Leases
+   * with it (the service's ConfigMap, so `helm uninstall` leaves no Lease behind).
+   */
+  owner: OwnerReference | undefined;
   private readonly client: KubeClient;
 
   constructor(client: KubeClient, namespace: string) {
@@ -64,7 +70,12 @@ export class LeaseClient {
     return this.client.create<Lease>(leases, {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
-      metadata: { name, namespace: this.namespace, labels },
+      metadata: {
+        name,
+        namespace: this.namespace,
+        labels,
+        ...(this.owner && { ownerReferences: [this.owner] }),
+      },
       spec,
     });
   }

@@ -94,6 +94,7 @@ export class ServiceRuntime {
           identity: le.identity,
           count: le.buckets,
           timing: le.timing,
+          ...(le.ownerConfigMap && { ownerConfigMap: le.ownerConfigMap }),
           log: this.log,
           onGained: (i) => this.promote(i),
           onLost: (i) => this.demote(i),

@@ -1,0 +1,389 @@
+// The product's promise on a real cluster (issue 10): helm installs the
+// umbrella chart into a namespace that enforces the restricted Pod Security
+// level, every service runs as a pod under its own ServiceAccount (tokens from
+// the ServiceAccount admission plugin, in-cluster config through the kubernetes
+// Service), and git, bundle and cluster requests resolve. Deleting the git
+// resolver's Deployment switches git off ("no resolver for type git answered
+// within …") while the other sources keep working; `helm upgrade` with three
+// git replicas brings it back and spreads requests over the three pods, none
+// resolved twice; deleting one of the three pods moves its buckets and loses
+// no request; `helm uninstall` leaves nothing behind but the kept CRDs.
+//
+// The tests run in order on one install: each step is the state the next starts from.
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { type KubeObject, type Lease, leases } from "@quarry/kube";
+import yaml from "js-yaml";
+import { pushLayout, taskYaml } from "../fixtures/bundle-scenario.ts";
+import { buildStandardRepo, type StandardRepo } from "../fixtures/git-repos.ts";
+import { type GitServer, startGitServer } from "../fixtures/git-server.ts";
+import { tektonLayer } from "../fixtures/oci-layout.ts";
+import { type Registry, startRegistry } from "../fixtures/registry.ts";
+import { applyObject } from "../harness/apply.ts";
+import {
+  helm,
+  importServiceImages,
+  podGet,
+  servicePods,
+  services,
+  sumMetric,
+  waitDeploymentsAvailable,
+} from "../harness/in-cluster.ts";
+import { kinds } from "../harness/kinds.ts";
+import { type Pod, type SharedNode, sharedNode } from "../harness/node.ts";
+import {
+  createRequest,
+  dataOf,
+  newRequest,
+  resolvedOk,
+  succeeded,
+  taskManifest,
+  useScenario,
+  waitForRequest,
+} from "../harness/scenario.ts";
+import { waitUntil } from "../harness/wait.ts";
+
+const RELEASE = "quarry";
+const SYSTEM = "quarry-system";
+const BUCKETS = 6;
+const GLOBAL_TIMEOUT = "20s";
+const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
+const typeLabel = (type: string) => ({ "resolution.tekton.dev/type": type });
+
+const scenario = useScenario("tenant");
+let node: SharedNode;
+let git: GitServer;
+let repo: StandardRepo;
+let registry: Registry;
+let bundleRef: string;
+let valuesFile: string;
+
+before(async () => {
+  node = await sharedNode();
+  const t0 = Date.now();
+  const images = await importServiceImages(node);
+  console.log(`6 images built or found and imported in ${Date.now() - t0} ms`);
+  // the sources listen on the host's pod-network address: pods cannot reach the host's loopback
+  git = await startGitServer({ address: node.hostAddress });
+  repo = await buildStandardRepo(git.root);
+  registry = await startRegistry({ address: node.hostAddress });
+  bundleRef = registry.ref("team/tasks:v1");
+  await pushLayout(bundleRef, {
+    layers: [tektonLayer({ kind: "task", name: "hello", content: taskYaml("hello") })],
+  });
+
+  const image = (service: string) => {
+    const [repository, tag] = images[service]!.split(":");
+    return { repository, tag, pullPolicy: "Never" };
+  };
+  const values: Record<string, unknown> = {};
+  for (const s of services) values[s] = { image: image(s) };
+  Object.assign(values["lifecycle-controller"] as object, {
+    config: { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT },
+  });
+  Object.assign(values["git-resolver"] as object, {
+    // short leases so a deleted pod's buckets move within seconds
+    leaderElection: {
+      enabled: true,
+      buckets: BUCKETS,
+      leaseDuration: "4s",
+      renewDeadline: "3s",
+      retryPeriod: "500ms",
+    },
+  });
+  Object.assign(values["bundle-resolver"] as object, {
+    config: { "insecure-registries": registry.host },
+  });
+  valuesFile = join(tmpdir(), `quarry-in-cluster-values-${process.pid}.yaml`);
+  writeFileSync(valuesFile, yaml.dump(values));
+});
+
+after(async () => {
+  await git?.stop();
+  await registry?.stop();
+  repo?.builder.dispose();
+  rmSync(valuesFile, { force: true });
+});
+
+function gitRequest(name: string, path = "task.yaml"): ResolutionRequest {
+  return newRequest(scenario().namespace, name, typeLabel("git"), {
+    url: git.url(repo.name),
+    revision: "main",
+    pathInRepo: path,
+    // every request is resolved by a resolver, not served from its result cache
+    cache: "never",
+  });
+}
+
+async function resolve(rr: ResolutionRequest, timeoutMs = 60_000): Promise<ResolutionRequest> {
+  const scn = scenario();
+  await createRequest(scn.admin, rr);
+  return waitForRequest(
+    scn,
+    rr.metadata.name!,
+    (r) => succeeded(r)?.status !== undefined && succeeded(r)?.status !== "Unknown",
+    timeoutMs,
+  );
+}
+
+function assertResolved(rr: ResolutionRequest): void {
+  assert.ok(resolvedOk(rr), `${rr.metadata.name}: ${JSON.stringify(succeeded(rr))}`);
+}
+
+/** Resolved git requests per git-resolver pod, from each pod's /metrics. */
+async function gitResolvedByPod(): Promise<Map<string, number>> {
+  const pods = await servicePods(scenario().admin, SYSTEM, "git-resolver");
+  const counts = new Map<string, number>();
+  for (const p of pods)
+    counts.set(
+      p.metadata.name!,
+      sumMetric(await podGet(p, "/metrics"), "quarry_resolution_duration_seconds_count", {
+        type: "git",
+        outcome: "succeeded",
+      }),
+    );
+  return counts;
+}
+
+test("helm installs the umbrella into a restricted namespace; every service is Ready under its own ServiceAccount", async () => {
+  const scn = scenario();
+  await applyObject(scn.admin, {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: SYSTEM, labels: restricted },
+  });
+  const t0 = Date.now();
+  helm([
+    "install",
+    RELEASE,
+    "charts/quarry",
+    "--namespace",
+    SYSTEM,
+    "--values",
+    valuesFile,
+    "--wait",
+    "--timeout",
+    "5m",
+  ]);
+  await waitDeploymentsAvailable(scn.admin, SYSTEM);
+  console.log(`helm install to every Deployment available: ${Date.now() - t0} ms`);
+  for (const s of services) {
+    const pods = await servicePods(scn.admin, SYSTEM, s);
+    assert.equal(pods.length, 1, `${s}: one Ready pod`);
+    const pod = pods[0]!;
+    assert.equal(pod.spec.serviceAccountName, `quarry-${s}`);
+    assert.equal(pod.spec.hostNetwork, undefined, "on the pod network, not the host's");
+    // the token came from the ServiceAccount admission plugin, not from the chart
+    const mounts = pod.spec.containers[0]!.volumeMounts ?? [];
+    assert.ok(mounts.some((m) => m.mountPath === "/var/run/secrets/kubernetes.io/serviceaccount"));
+    const ready = JSON.parse(await podGet(pod, "/readyz")) as { ready?: boolean };
+    assert.notEqual(ready.ready, false, `${s} /readyz`);
+  }
+  const ns = await scn.admin.get<KubeObject>(kinds.Namespace!, undefined, SYSTEM);
+  assert.equal(ns.metadata.labels?.["pod-security.kubernetes.io/enforce"], "restricted");
+});
+
+test("git, bundle and cluster requests resolve through the in-cluster fleet", async () => {
+  const scn = scenario();
+  await applyObject(scn.admin, taskManifest(scn.namespace, "local-task"));
+  const [g, b, c] = await Promise.all([
+    resolve(gitRequest("git-first")),
+    resolve(
+      newRequest(scn.namespace, "bundle-first", typeLabel("bundles"), {
+        bundle: bundleRef,
+        name: "hello",
+        kind: "task",
+      }),
+    ),
+    resolve(
+      newRequest(scn.namespace, "cluster-first", typeLabel("cluster"), { kind: "task", name: "local-task" }),
+    ),
+  ]);
+  for (const rr of [g, b, c]) assertResolved(rr);
+  assert.match(dataOf(g), /kind: Task/);
+  assert.match(dataOf(b), /hello/);
+  assert.match(dataOf(c), /local-task/);
+});
+
+test("deleting quarry-git-resolver switches git off with a clear message; bundles and cluster keep resolving", async () => {
+  const scn = scenario();
+  await scn.admin.delete(kinds.Deployment!, SYSTEM, "quarry-git-resolver", {
+    propagationPolicy: "Foreground",
+  });
+  await waitUntil(
+    "the git resolver's pods gone",
+    async () =>
+      (
+        await scn.admin.list<Pod>(kinds.Pod!, SYSTEM, {
+          labelSelector: "app.kubernetes.io/name=git-resolver",
+        })
+      ).items.length === 0,
+    { timeoutMs: 60_000 },
+  );
+  const [g, b, c] = await Promise.all([
+    resolve(gitRequest("git-off"), 60_000),
+    resolve(
+      newRequest(scn.namespace, "bundle-on", typeLabel("bundles"), {
+        bundle: bundleRef,
+        name: "hello",
+        kind: "task",
+      }),
+    ),
+    resolve(
+      newRequest(scn.namespace, "cluster-on", typeLabel("cluster"), { kind: "task", name: "local-task" }),
+    ),
+  ]);
+  const cond = succeeded(g);
+  assert.equal(cond?.status, "False");
+  assert.equal(cond?.reason, "ResolutionTimedOut");
+  assert.equal(cond?.message, `no resolver for type git answered within ${GLOBAL_TIMEOUT}`);
+  assertResolved(b);
+  assertResolved(c);
+});
+
+test("helm upgrade with 3 git replicas: requests spread over the three pods, none resolved twice", async () => {
+  const scn = scenario();
+  helm([
+    "upgrade",
+    RELEASE,
+    "charts/quarry",
+    "--namespace",
+    SYSTEM,
+    "--values",
+    valuesFile,
+    "--set",
+    "git-resolver.replicas=3",
+    "--wait",
+    "--timeout",
+    "5m",
+  ]);
+  await waitDeploymentsAvailable(scn.admin, SYSTEM, ["quarry-git-resolver"]);
+  // every bucket held, two per pod (each takes at most ceil(6 / 3))
+  await waitUntil(
+    "6 git buckets held by 3 pods, 2 each",
+    async () => {
+      const held = await gitBucketHolders();
+      const per = new Map<string, number>();
+      for (const h of held.values()) if (h) per.set(h, (per.get(h) ?? 0) + 1);
+      return (
+        held.size === BUCKETS &&
+        [...held.values()].every(Boolean) &&
+        per.size === 3 &&
+        [...per.values()].every((n) => n === 2)
+      );
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+  const before = await gitResolvedByPod();
+  assert.equal(before.size, 3);
+  const N = 30;
+  const done = await Promise.all(Array.from({ length: N }, (_, i) => resolve(gitRequest(`git-spread-${i}`))));
+  for (const rr of done) assertResolved(rr);
+  const afterCounts = await gitResolvedByPod();
+  const delta = [...afterCounts].map(([pod, n]) => [pod, n - (before.get(pod) ?? 0)] as const);
+  console.log(`git requests per pod: ${delta.map(([p, n]) => `${p}=${n}`).join(", ")}`);
+  assert.equal(
+    delta.reduce((a, [, n]) => a + n, 0),
+    N,
+    "each request resolved exactly once",
+  );
+  for (const [pod, n] of delta) assert.ok(n > 0, `${pod} resolved none of ${N}`);
+});
+
+async function gitBucketHolders(): Promise<Map<string, string>> {
+  const list = await scenario().admin.list<Lease>(leases, SYSTEM, {
+    labelSelector: "quarry.dev/lease=bucket",
+  });
+  return new Map(
+    list.items
+      .filter((l) => l.metadata.name?.startsWith("git-resolver."))
+      .map((l) => [l.metadata.name ?? "", l.spec?.holderIdentity ?? ""]),
+  );
+}
+
+test("deleting one of the three git pods moves its buckets and loses no request", async () => {
+  const scn = scenario();
+  const pods = await servicePods(scn.admin, SYSTEM, "git-resolver");
+  assert.equal(pods.length, 3);
+  const victim = pods[0]!.metadata.name!;
+  const N = 30;
+  const burst = Promise.all(
+    Array.from({ length: N }, (_, i) => resolve(gitRequest(`git-kill-${i}`), 90_000)),
+  );
+  // SIGKILL, no grace: its Leases are not released and must expire
+  await scn.admin.delete(kinds.Pod!, SYSTEM, victim, { gracePeriodSeconds: 0 });
+  const done = await burst;
+  for (const rr of done) assertResolved(rr);
+  await waitUntil(
+    `no bucket held by ${victim}`,
+    async () => {
+      const held = await gitBucketHolders();
+      return [...held.values()].every((h) => h && h !== victim);
+    },
+    { timeoutMs: 30_000, intervalMs: 500 },
+  );
+});
+
+/** What a release left in its namespace and cluster-wide, but the namespace's own objects. */
+async function leftovers(): Promise<string[]> {
+  const admin = scenario().admin;
+  const left: string[] = [];
+  const namespaced = [
+    "Deployment",
+    "ReplicaSet",
+    "Pod",
+    "ServiceAccount",
+    "ConfigMap",
+    "Service",
+    "Role",
+    "RoleBinding",
+    "Lease",
+  ];
+  for (const kind of namespaced) {
+    const items = (await admin.list<KubeObject>(kinds[kind]!, SYSTEM)).items.filter(
+      // the default ServiceAccount and the root CA the controller-manager puts in every namespace
+      (o) =>
+        !(kind === "ServiceAccount" && o.metadata.name === "default") &&
+        !(kind === "ConfigMap" && o.metadata.name === "kube-root-ca.crt"),
+    );
+    left.push(...items.map((o) => `${kind} ${o.metadata.name}`));
+  }
+  for (const kind of ["ClusterRole", "ClusterRoleBinding"]) {
+    const items = (await admin.list<KubeObject>(kinds[kind]!, undefined)).items;
+    left.push(
+      ...items.filter((o) => o.metadata.name?.startsWith("quarry")).map((o) => `${kind} ${o.metadata.name}`),
+    );
+  }
+  return left;
+}
+
+test("helm uninstall leaves nothing behind but the kept CRDs", async () => {
+  const scn = scenario();
+  assert.ok(
+    (await leftovers()).some((l) => l.startsWith("Lease git-resolver.")),
+    "the services made Leases",
+  );
+  helm(["uninstall", RELEASE, "--namespace", SYSTEM, "--wait", "--timeout", "3m"]);
+  // pods stop within their grace period; the garbage collector then takes what the ConfigMaps owned
+  await waitUntil("nothing left of the release", async () => (await leftovers()).length === 0, {
+    timeoutMs: 90_000,
+    intervalMs: 1000,
+  }).catch(() => {});
+  assert.deepEqual(await leftovers(), []);
+  // the CRDs stay (helm.sh/resource-policy: keep), and so do the requests in them
+  const kept = [
+    "resolutionrequests.resolution.tekton.dev",
+    "pipes.quarry.dev",
+    "runs.tekton.dev",
+    "customruns.tekton.dev",
+  ];
+  for (const crd of kept) {
+    const got = await scn.admin.get<KubeObject>(kinds.CustomResourceDefinition!, undefined, crd);
+    assert.equal(got.metadata.annotations?.["helm.sh/resource-policy"], "keep", crd);
+  }
+  assert.ok((await scn.admin.list(resolutionRequests, scn.namespace)).items.length > 0);
+});
