@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the e2e test node (node.ts) needs besides the control plane: Debian's
-# containerd 1.6, runc, busybox-static and openssl (installed with apt-get when
-# missing; gcc and libc6-dev build the pause image), and kubelet,
+# containerd 1.6, runc, containernetworking-plugins (the pod network's bridge and
+# host-local IPAM), iproute2, busybox-static and openssl (installed with apt-get
+# when missing; gcc and libc6-dev build the pause image), and kubelet,
 # kube-controller-manager and kube-scheduler built by build-binaries.sh from the
 # same wrapper module as kube-apiserver, into the same versioned cache directory.
 # Prints that directory on its last line of stdout.
@@ -17,7 +18,7 @@ flock 9
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 missing=()
-for pkg in containerd runc busybox-static openssl gcc libc6-dev; do
+for pkg in containerd runc containernetworking-plugins iproute2 busybox-static openssl gcc libc6-dev; do
   installed "$pkg" || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

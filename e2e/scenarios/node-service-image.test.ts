@@ -6,10 +6,12 @@
 // becomes Ready on /readyz, resolves a cluster request, and on deletion exits 0
 // on SIGTERM within its grace period (Node as PID 1 runs the services' handlers).
 //
-// Restricted Pod Security forbids hostNetwork, and this node has no CNI, so only
-// hostNetwork pods get a sandbox: the pod that runs differs from the restricted
-// one in that single field. The test proves both halves: enforce=restricted admits
-// the pod without hostNetwork and rejects the running one for host namespaces alone.
+// The pod here runs with hostNetwork and a hand-made token volume, as this test
+// was written before the node had a pod network and runs on the scenarios' control
+// plane (no ServiceAccount admission). It differs from the restricted pod in that
+// single field: enforce=restricted admits the pod without hostNetwork and rejects the
+// running one for host namespaces alone. The chart's own pods, restricted and on the
+// pod network, run in the in-cluster suite (e2e/in-cluster/fleet.test.ts).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
