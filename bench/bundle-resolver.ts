@@ -3,16 +3,16 @@ import { basename, dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
-import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
-import { buildBinaries, type ControlPlane } from "../e2e/controlplane/controlplane.ts";
-import { taskYaml } from "../e2e/fixtures/bundle-scenario.ts";
+import { buildBinaries, type ControlPlane } from "@quarry/devcluster/controlplane";
 import {
   type AccessEntry,
   ociTools,
   type Registry,
   startRegistry,
   tknBundlePush,
-} from "../e2e/fixtures/registry.ts";
+} from "@quarry/devcluster/registry";
+import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
+import { taskYaml } from "../e2e/fixtures/bundle-scenario.ts";
 import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { loadOptions, loadSizes, selectPhases } from "./lib/flags.ts";

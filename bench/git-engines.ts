@@ -24,8 +24,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { RepoBuilder } from "../e2e/fixtures/git-repos.ts";
-import { startGitServer } from "../e2e/fixtures/git-server.ts";
+import { RepoBuilder } from "@quarry/devcluster/git-repos";
+import { startGitServer } from "@quarry/devcluster/git-server";
 import { GitCliSource } from "../services/git-resolver/src/git-cli-source.ts";
 import { GitTimeShim, run } from "./lib/git-procs.ts";
 import {

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
+import { buildBinaries, type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import { installQuarryApi } from "@quarry/devcluster/install";
+import type { RunningService } from "@quarry/devcluster/service";
 import { errorMessage, isApiError, type KubeClient } from "@quarry/kube";
-import { buildBinaries, type ControlPlane, startControlPlane } from "../e2e/controlplane/controlplane.ts";
-import { installQuarryApi } from "../e2e/controlplane/install.ts";
-import { type GitServer, startGitServer } from "../e2e/fixtures/git-server.ts";
 import { adminClient } from "../e2e/harness/env.ts";
 import { newRequest, newScenario, type Scenario, setConfig } from "../e2e/harness/scenario.ts";
-import type { RunningService } from "../e2e/harness/service.ts";
 import {
   benchGitEnv,
   dirBytes,

@@ -14,9 +14,10 @@ import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { pipeStrategies, pipes } from "@quarry/api";
+import type { ControlPlane } from "@quarry/devcluster/controlplane";
+import { startNode, type TestNode } from "@quarry/devcluster/node";
+import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { type ConfigMapObject, configMaps, type KubeClient, RestKubeClient } from "@quarry/kube";
-import type { ControlPlane } from "../e2e/controlplane/controlplane.ts";
-import { startNode, type TestNode } from "../e2e/controlplane/node.ts";
 import {
   nodeConfig,
   PIPE_LABELS,
@@ -25,7 +26,6 @@ import {
   scriptPod,
 } from "../e2e/fixtures/pipe-scenario.ts";
 import { type Pod, pods } from "../e2e/harness/node.ts";
-import { grantOptInRules } from "../e2e/harness/opt-in-rbac.ts";
 import { maxOverlap, PodTimelines } from "../e2e/harness/pod-timeline.ts";
 import { newRequest, newScenario, setConfig, setLifecycleConfig } from "../e2e/harness/scenario.ts";
 import { NAMESPACE_ROLE } from "../services/pipe-resolver/src/resolver.ts";

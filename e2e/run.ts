@@ -6,13 +6,13 @@
 import { spawn } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startControlPlane } from "./controlplane/controlplane.ts";
+import { startControlPlane } from "@quarry/devcluster/controlplane";
 import {
   installQuarryApi,
   installTektonCrds,
   RUN_CRD_MODES,
   type RunCrdMode,
-} from "./controlplane/install.ts";
+} from "@quarry/devcluster/install";
 import {
   NODE_NAME,
   needsNode,
@@ -20,9 +20,9 @@ import {
   startNode,
   type TestNode,
   TOOLS_IMAGE,
-} from "./controlplane/node.ts";
+} from "@quarry/devcluster/node";
+import { repoRoot } from "@quarry/devcluster/paths";
 import { adminClient } from "./harness/env.ts";
-import { repoRoot } from "./harness/paths.ts";
 
 // --in-cluster: the suite in e2e/in-cluster (helm installs the fleet as pods), against a control
 // plane configured as a real cluster is (ServiceAccount admission on), every file on the node

@@ -1,9 +1,10 @@
 // The control plane every benchmark starts: etcd + kube-apiserver, their pids
 // tracked for the hard stop, Quarry's API (and optionally Tekton's CRD
 // stand-ins) installed, and an admin client.
+
+import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { installQuarryApi, installTektonCrds } from "@quarry/devcluster/install";
 import type { KubeClient } from "@quarry/kube";
-import { type ControlPlane, startControlPlane } from "../../e2e/controlplane/controlplane.ts";
-import { installQuarryApi, installTektonCrds } from "../../e2e/controlplane/install.ts";
 import { adminClient, type SharedControlPlane } from "../../e2e/harness/env.ts";
 import { childPids } from "./proc.ts";
 import { type BoundedRun, log } from "./run.ts";

@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { git } from "../../e2e/fixtures/git-repos.ts";
+import { git } from "@quarry/devcluster/git-repos";
 
 /** mulberry32: a small, fast, well-mixed 32-bit generator (deterministic per seed). */
 function rng(seed: number): () => number {

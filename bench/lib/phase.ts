@@ -2,9 +2,10 @@
 // batch that is discarded, then the measured batch, with the CPU, API calls,
 // log lines and /metrics of the services around it. The caller starts and
 // stops the services; a benchmark may run several phases on one control plane.
+
+import type { ControlPlane } from "@quarry/devcluster/controlplane";
+import type { RunningService } from "@quarry/devcluster/service";
 import { errorMessage, type KubeClient, RestKubeClient } from "@quarry/kube";
-import type { ControlPlane } from "../../e2e/controlplane/controlplane.ts";
-import type { RunningService } from "../../e2e/harness/service.ts";
 import { diffCounts, requestCounts } from "./apiserver.ts";
 import { type CpuUse, CpuWindow } from "./cpu.ts";
 import {

@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { buildBinaries } from "../../e2e/controlplane/controlplane.ts";
+import { buildBinaries } from "@quarry/devcluster/controlplane";
 import { round, type Summary } from "./stats.ts";
 
 /** The first line of `bin args` (e.g. `git --version`), or "unknown". */

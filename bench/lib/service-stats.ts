@@ -2,8 +2,9 @@
 // became ready, VmRSS sampled every 200 ms, and VmHWM (peak RSS) plus total
 // CPU read just before it is stopped; the set of services a benchmark runs,
 // and their warnings.
+
+import type { RunningService } from "@quarry/devcluster/service";
 import type { Scenario } from "../../e2e/harness/scenario.ts";
-import type { RunningService } from "../../e2e/harness/service.ts";
 import { cpuSeconds, RssSampler, vmKiB } from "./proc.ts";
 import { type BoundedRun, log, sleep } from "./run.ts";
 import { round } from "./stats.ts";

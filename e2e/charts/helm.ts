@@ -1,6 +1,6 @@
 // helm for the chart tests and scripts/render-deploy.sh: built once from the Go module proxy by
 // scripts/build-helm.sh (cached; flock makes a caller wait for a build already running, as
-// e2e/controlplane/node.ts waits for build-node.sh).
+// libs/devcluster/src/node.ts waits for build-node.sh).
 import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

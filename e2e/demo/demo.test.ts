@@ -14,7 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { repoRoot } from "../harness/paths.ts";
+import { repoRoot } from "@quarry/devcluster/paths";
 
 /** A cold first build of the node's binaries is minutes; with them cached the demo takes about a minute. */
 const DEMO_TIMEOUT_MS = 20 * 60_000;

@@ -1,11 +1,10 @@
 // What an e2e test file gets from the runner (e2e/run.ts): the shared control
 // plane's address and admin credentials, through the environment.
-import { type KubeClient, RestKubeClient } from "@quarry/kube";
-import type { ControlPlaneInfo } from "./identity.ts";
 
-export interface SharedControlPlane extends ControlPlaneInfo {
-  adminKubeconfig: string;
-}
+import type { ClusterAccess } from "@quarry/devcluster/scenario";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
+
+export type SharedControlPlane = ClusterAccess;
 
 export function sharedControlPlane(): SharedControlPlane {
   const server = process.env.QUARRY_E2E_SERVER;

@@ -5,16 +5,16 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { kinds } from "@quarry/devcluster/kinds";
 import type { KubeClient, KubeObject } from "@quarry/kube";
 import { buildServiceImage } from "../../images/build-layout.ts";
 import { runHelm, services } from "../charts/helm.ts";
 import { sharedControlPlane } from "./env.ts";
-import { kinds } from "./kinds.ts";
 
 export { sumMetric } from "./metrics.ts";
 
+import { waitUntil } from "@quarry/devcluster/wait";
 import type { Pod, SharedNode } from "./node.ts";
-import { waitUntil } from "./wait.ts";
 
 const run = promisify(execFile);
 

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { resolutionRequests } from "@quarry/api";
 
-import { kinds } from "./kinds.ts";
+import { kinds } from "@quarry/devcluster/kinds";
+import type { RunningService } from "@quarry/devcluster/service";
 import type { Scenario } from "./scenario.ts";
-import type { RunningService } from "./service.ts";
 
 export async function assertNoLeak(
   scn: Scenario,

@@ -1,5 +1,5 @@
 // What a scenario that runs pods gets from the runner's test node
-// (e2e/controlplane/node.ts): the node's name and image names, the moment it
+// (libs/devcluster/src/node.ts): the node's name and image names, the moment it
 // is ready, pod defaults every pod on it needs, and exec (the apiserver's exec
 // subresource through the kubelet, as kubectl exec does).
 //
@@ -10,23 +10,17 @@
 import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { Exec, KubeConfig, type V1Status } from "@kubernetes/client-node";
-import type { KubeClient, KubeObject, ResourceType } from "@quarry/kube";
+import { type Container, type Pod, pods } from "@quarry/devcluster/pods";
+import { waitUntil } from "@quarry/devcluster/wait";
+import type { KubeClient, KubeObject } from "@quarry/kube";
 import type { SharedControlPlane } from "./env.ts";
-import { waitUntil } from "./wait.ts";
 
-export const pods: ResourceType = { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true };
-export const nodes: ResourceType = {
-  group: "",
-  version: "v1",
-  plural: "nodes",
-  kind: "Node",
-  namespaced: false,
-};
+export { type Container, type ContainerStatus, nodes, type Pod, pods } from "@quarry/devcluster/pods";
 
 export interface SharedNode {
   /** The Node's name (127.0.0.1). */
   name: string;
-  /** busybox (applets on PATH) and openssl; see e2e/controlplane/node-images.ts. */
+  /** busybox (applets on PATH) and openssl; see libs/devcluster/src/node-images.ts. */
   toolsImage: string;
   pauseImage: string;
   /** The node's directory: containerd, kubelet, kube-controller-manager and kube-scheduler logs. */
@@ -70,43 +64,6 @@ export const notReadyTolerations = [
   { key: "node.kubernetes.io/not-ready", operator: "Exists" },
   { key: "node.kubernetes.io/unreachable", operator: "Exists" },
 ];
-
-export interface Container {
-  name: string;
-  image?: string;
-  command?: string[];
-  args?: string[];
-  imagePullPolicy?: string;
-  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-  [key: string]: unknown;
-}
-
-export interface Pod extends KubeObject {
-  spec: {
-    nodeName?: string;
-    hostNetwork?: boolean;
-    initContainers?: Container[];
-    containers: Container[];
-    [key: string]: unknown;
-  };
-  status?: {
-    phase?: string;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    initContainerStatuses?: ContainerStatus[];
-    containerStatuses?: ContainerStatus[];
-  };
-}
-
-export interface ContainerStatus {
-  name: string;
-  ready: boolean;
-  restartCount: number;
-  state?: {
-    running?: { startedAt?: string };
-    terminated?: { exitCode: number; reason?: string; message?: string };
-    waiting?: { reason?: string; message?: string };
-  };
-}
 
 /**
  * A pod for the test node: hostNetwork (no CNI), the tools image with

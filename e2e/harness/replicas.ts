@@ -3,10 +3,10 @@
 // each with its own POD_NAME and log file, and what a test reads from them:
 // the buckets they hold (/readyz), their metrics, the bucket Leases.
 import { join } from "node:path";
+import { type RunningService, startService } from "@quarry/devcluster/service";
 import { type KubeClient, type Lease, leases } from "@quarry/kube";
 import { sumMetric } from "./metrics.ts";
 import type { Scenario } from "./scenario.ts";
-import { type RunningService, startService } from "./service.ts";
 
 export interface Replica {
   name: string;

@@ -16,14 +16,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { buildStandardRepo, type StandardRepo } from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import { kinds } from "@quarry/devcluster/kinds";
+import { tektonLayer } from "@quarry/devcluster/oci-layout";
+import { type Registry, startRegistry } from "@quarry/devcluster/registry";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { type KubeObject, type Lease, leases } from "@quarry/kube";
 import yaml from "js-yaml";
 import { pushLayout, taskYaml } from "../fixtures/bundle-scenario.ts";
-import { buildStandardRepo, type StandardRepo } from "../fixtures/git-repos.ts";
-import { type GitServer, startGitServer } from "../fixtures/git-server.ts";
-import { tektonLayer } from "../fixtures/oci-layout.ts";
-import { type Registry, startRegistry } from "../fixtures/registry.ts";
-import { applyObject } from "../harness/apply.ts";
 import {
   helm,
   importServiceImages,
@@ -33,7 +35,6 @@ import {
   sumMetric,
   waitDeploymentsAvailable,
 } from "../harness/in-cluster.ts";
-import { kinds } from "../harness/kinds.ts";
 import { type Pod, type SharedNode, sharedNode } from "../harness/node.ts";
 import {
   createRequest,
@@ -45,7 +46,6 @@ import {
   useScenario,
   waitForRequest,
 } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const RELEASE = "quarry";
 const SYSTEM = "quarry-system";

@@ -2,9 +2,9 @@
 // no resolver label before any controller sees it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { isApiError } from "@quarry/kube";
 import { createRequest, newRequest, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("admission");
 

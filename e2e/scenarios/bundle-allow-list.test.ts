@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolutionRequest } from "@quarry/api";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import yaml from "js-yaml";
 import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
 import {
@@ -16,7 +17,6 @@ import {
   taskYaml,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import { dataOf, resolvedOk, setConfig } from "../harness/scenario.ts";
 
 const CONFIG = "bundleresolver-config";

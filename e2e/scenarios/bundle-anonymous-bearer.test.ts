@@ -3,8 +3,8 @@
 // resolver fetches an anonymous token from the realm and pulls with it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { DEFAULT_USER, tknBundlePush } from "@quarry/devcluster/registry";
 import { resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { DEFAULT_USER, tknBundlePush } from "../fixtures/registry.ts";
 import { resolvedOk, succeeded } from "../harness/scenario.ts";
 
 const bundles = useBundleScenario("bundle-anon", {

@@ -5,6 +5,7 @@
 // status, Event or log line.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import {
   createPullSecret,
   grantCredentialAccess,
@@ -13,7 +14,6 @@ import {
   TASK_YAML,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import { assertNoLeak } from "../harness/leaks.ts";
 import { resolvedOk, succeeded } from "../harness/scenario.ts";
 

@@ -5,6 +5,8 @@
 // exist is NotFound; anonymous token pulls work for public repositories.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { applyObject } from "@quarry/devcluster/apply";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import {
   createPullSecret,
   grantCredentialAccess,
@@ -13,8 +15,6 @@ import {
   TASK_YAML,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
-import { applyObject } from "../harness/apply.ts";
 import { resolvedOk, succeeded } from "../harness/scenario.ts";
 
 const USER = { username: "puller", password: "e2e-sa-s3cret-pw" };

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
+import { craneManifest, sha256Digest, tknBundlePush } from "@quarry/devcluster/registry";
 import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
 import { resolveBundle, taskYaml, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { craneManifest, sha256Digest, tknBundlePush } from "../fixtures/registry.ts";
 
 interface Pushed {
   manifest: string;

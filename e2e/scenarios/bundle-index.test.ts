@@ -4,6 +4,7 @@
 // index with several images and none for linux/amd64 is InvalidBundle.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { crane, craneDigest, type Registry, tektonLayer } from "@quarry/devcluster/registry";
 import { assertFailed } from "../fixtures/bundle-assert.ts";
 import {
   PIPELINE_YAML,
@@ -13,7 +14,6 @@ import {
   taskYaml,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import { crane, craneDigest, type Registry, tektonLayer } from "../fixtures/registry.ts";
 import { dataOf, resolvedOk, succeeded } from "../harness/scenario.ts";
 
 /** Pushes one bundle image whose config names a platform (what `crane index append` reads). */

@@ -8,6 +8,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
+import {
+  type LayerSpec,
+  TEKTON_API_VERSION,
+  TEKTON_KIND,
+  TEKTON_NAME,
+  tektonLayer,
+  tknBundlePush,
+} from "@quarry/devcluster/registry";
 import yaml from "js-yaml";
 import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
 import {
@@ -18,14 +26,6 @@ import {
   taskYaml,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import {
-  type LayerSpec,
-  TEKTON_API_VERSION,
-  TEKTON_KIND,
-  TEKTON_NAME,
-  tektonLayer,
-  tknBundlePush,
-} from "../fixtures/registry.ts";
 import { dataOf, resolvedOk } from "../harness/scenario.ts";
 
 const taskLayer = (name: string): LayerSpec => tektonLayer({ kind: "task", name, content: taskYaml(name) });

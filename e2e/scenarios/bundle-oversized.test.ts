@@ -6,10 +6,10 @@
 // 1 MiB limit for resolved data is refused before anything is written.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { craneManifest, tektonLayer } from "@quarry/devcluster/registry";
 import yaml from "js-yaml";
 import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
 import { pushLayout, resolveBundle, taskYaml, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { craneManifest, tektonLayer } from "../fixtures/registry.ts";
 import { dataOf, resolvedOk } from "../harness/scenario.ts";
 
 const KiB = 1024;

@@ -6,10 +6,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { tknBundlePush } from "@quarry/devcluster/registry";
+import { waitUntil } from "@quarry/devcluster/wait";
 import yaml from "js-yaml";
 import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
 import { BUNDLE_LABELS, resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import {
   createRequest,
   dataOf,
@@ -20,7 +21,6 @@ import {
   setConfig,
   waitForRequest,
 } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const bundles = useBundleScenario("bundle-down", {
   // two attempts (0 s, then ~0.5 s of backoff) keep the give-up case short

@@ -4,9 +4,9 @@
 // resolver stays healthy and serves again once the registry answers.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import { assertFailed } from "../fixtures/bundle-assert.ts";
 import { resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import { resolvedOk, succeeded } from "../harness/scenario.ts";
 
 const bundles = useBundleScenario("bundle-hung", {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import yaml from "js-yaml";
 import {
   PIPELINE_YAML,
@@ -14,7 +15,6 @@ import {
   taskYaml,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import { dataOf, resolvedOk } from "../harness/scenario.ts";
 
 const objectOf = (rr: ResolutionRequest) => yaml.load(dataOf(rr));

@@ -10,6 +10,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
+import { craneManifest, type Registry, tknBundlePush } from "@quarry/devcluster/registry";
+import type { RunningService } from "@quarry/devcluster/service";
 import yaml from "js-yaml";
 import {
   BUNDLE_LABELS,
@@ -18,7 +20,6 @@ import {
   taskYaml,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
-import { craneManifest, type Registry, tknBundlePush } from "../fixtures/registry.ts";
 import {
   createRequest,
   dataOf,
@@ -28,7 +29,6 @@ import {
   type Scenario,
   waitForRequest,
 } from "../harness/scenario.ts";
-import type { RunningService } from "../harness/service.ts";
 
 const REQUESTS = 20;
 const TAGGED_TASK = taskYaml("build", "echo tagged");

@@ -4,9 +4,9 @@
 // gets the old object. Pushed with the real `tkn bundle push` to a real registry.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import yaml from "js-yaml";
 import { resolveBundle, taskYaml, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import { dataOf, resolvedOk } from "../harness/scenario.ts";
 
 const V1 = taskYaml("build", "echo first");

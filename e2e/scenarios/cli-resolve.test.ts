@@ -5,8 +5,8 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { applyObject } from "../harness/apply.ts";
-import { repoRoot } from "../harness/paths.ts";
+import { applyObject } from "@quarry/devcluster/apply";
+import { repoRoot } from "@quarry/devcluster/paths";
 import { taskManifest, useScenario } from "../harness/scenario.ts";
 
 const run = promisify(execFile);

@@ -2,7 +2,7 @@
 // (reloaded live) widens that, blocked-namespaces always wins.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyObject } from "../harness/apply.ts";
+import { applyObject } from "@quarry/devcluster/apply";
 import {
   createRequest,
   finished,

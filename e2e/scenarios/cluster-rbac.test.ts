@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
+import { kinds } from "@quarry/devcluster/kinds";
 import { configMaps, isApiError } from "@quarry/kube";
-import { kinds } from "../harness/kinds.ts";
 import { newRequest, useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("cluster-rbac");

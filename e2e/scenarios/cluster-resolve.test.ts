@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
+import { applyObject } from "@quarry/devcluster/apply";
 import type { KubeObject } from "@quarry/kube";
 import yaml from "js-yaml";
-import { applyObject } from "../harness/apply.ts";
 import {
   createRequest,
   dataOf,

@@ -3,7 +3,7 @@
 // goes up front in basic auth and never shows in a status, Event or log.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RepoBuilder, TASK_V1 } from "../fixtures/git-repos.ts";
+import { RepoBuilder, TASK_V1 } from "@quarry/devcluster/git-repos";
 import { createTokenSecret, GIT_LABELS, grantTokenAccess, useGitScenario } from "../fixtures/git-scenario.ts";
 import { assertNoLeak } from "../harness/leaks.ts";
 import {

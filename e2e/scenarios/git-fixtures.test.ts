@@ -6,8 +6,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { buildStandardRepo, git, RepoBuilder, type StandardRepo, TASK_V2 } from "../fixtures/git-repos.ts";
-import { type GitServer, startGitServer } from "../fixtures/git-server.ts";
+import {
+  buildStandardRepo,
+  git,
+  RepoBuilder,
+  type StandardRepo,
+  TASK_V2,
+} from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 
 describe("git fixtures", () => {
   let server: GitServer;

@@ -2,10 +2,10 @@
 // again on the same cache directory, it still completes the request.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import { childProcesses } from "../harness/procs.ts";
 import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const git = useGitScenario("git-killed");
 

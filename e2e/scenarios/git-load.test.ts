@@ -3,7 +3,7 @@
 // fetched and read at once, and each commit is fetched once.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { git as gitCli, RepoBuilder } from "../fixtures/git-repos.ts";
+import { git as gitCli, RepoBuilder } from "@quarry/devcluster/git-repos";
 import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
 

@@ -2,10 +2,10 @@
 // cluster's Tekton objects, and no Secrets unless a namespace grants `get`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { applyObject } from "@quarry/devcluster/apply";
+import { kinds } from "@quarry/devcluster/kinds";
 import { isApiError } from "@quarry/kube";
 import { grantTokenAccess } from "../fixtures/git-scenario.ts";
-import { applyObject } from "../harness/apply.ts";
-import { kinds } from "../harness/kinds.ts";
 import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("git-rbac");

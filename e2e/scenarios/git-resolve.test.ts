@@ -4,7 +4,7 @@
 // without fetching from the server.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { BUILD_TASK, PIPELINE, TASK_V1, TASK_V2 } from "../fixtures/git-repos.ts";
+import { BUILD_TASK, PIPELINE, TASK_V1, TASK_V2 } from "@quarry/devcluster/git-repos";
 import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
 

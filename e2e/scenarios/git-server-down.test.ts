@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { TASK_V2 } from "../fixtures/git-repos.ts";
+import { TASK_V2 } from "@quarry/devcluster/git-repos";
 import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import {
   createRequest,

@@ -3,7 +3,7 @@
 // A's cached bytes (one resolver watching both namespaces).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RepoBuilder, TASK_V1 } from "../fixtures/git-repos.ts";
+import { RepoBuilder, TASK_V1 } from "@quarry/devcluster/git-repos";
 import { createTokenSecret, GIT_LABELS, grantTokenAccess, useGitScenario } from "../fixtures/git-scenario.ts";
 import { createRequest, finished, newRequest, succeeded, waitForRequest } from "../harness/scenario.ts";
 

@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { bucketLeaseName, bucketOf, isApiError, type Lease, leases, microTime } from "@quarry/kube";
-import { applyObject } from "../harness/apply.ts";
 import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "../harness/replicas.ts";
 import { createRequest, newRequest, resolvedOk, taskManifest, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const BUCKETS = 6;
 const LEASE_MS = 4_000;

@@ -5,8 +5,9 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
 
-import { type ControlPlane, startControlPlane } from "../controlplane/controlplane.ts";
-import { installQuarryApi } from "../controlplane/install.ts";
+import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { installQuarryApi } from "@quarry/devcluster/install";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { adminClient } from "../harness/env.ts";
 import {
   createRequest,
@@ -18,7 +19,6 @@ import {
   succeeded,
 } from "../harness/scenario.ts";
 import { countEvents } from "../harness/transitions.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 let cp: ControlPlane;
 let scn: Scenario;

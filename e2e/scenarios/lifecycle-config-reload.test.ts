@@ -2,6 +2,7 @@
 // last good config, is logged, and raises a Warning Event on the ConfigMap.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRequest,
   finished,
@@ -12,7 +13,6 @@ import {
   useScenario,
   waitForRequest,
 } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("lc-config", { start: ["lifecycle-controller"] });
 

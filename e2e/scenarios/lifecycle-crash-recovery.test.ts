@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
-
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRequest,
   newRequest,
@@ -18,7 +18,6 @@ import {
   type TransitionRecorder,
   terminalStates,
 } from "../harness/transitions.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const N = 200;
 let scn: Scenario;

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
+import { kinds } from "@quarry/devcluster/kinds";
 import { configMaps, isApiError, type KubeClient } from "@quarry/kube";
-import { kinds } from "../harness/kinds.ts";
 import { createRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
 
 let scn: Scenario;

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
-
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRequest,
   finished,
@@ -14,7 +14,6 @@ import {
   waitForRequest,
 } from "../harness/scenario.ts";
 import { countEvents } from "../harness/transitions.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("lc-timeout", {
   lifecycleConfig: { "default-maximum-resolution-timeout": "3s" },

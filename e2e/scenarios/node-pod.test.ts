@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { before, test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, isApiError, type KubeObject } from "@quarry/kube";
 import {
   initDoneAndRunning,
@@ -21,7 +22,6 @@ import {
   waitForPod,
 } from "../harness/node.ts";
 import { useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("node-pod");
 let node: SharedNode;

@@ -18,11 +18,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, test } from "node:test";
 import { promisify } from "node:util";
+import { applyObject } from "@quarry/devcluster/apply";
+import { freePort } from "@quarry/devcluster/controlplane";
+import { kinds } from "@quarry/devcluster/kinds";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { isApiError, type KubeObject } from "@quarry/kube";
 import { buildServiceImage } from "../../images/build-layout.ts";
-import { freePort } from "../controlplane/controlplane.ts";
-import { applyObject } from "../harness/apply.ts";
-import { kinds } from "../harness/kinds.ts";
 import { nodePod, type Pod, pods, type SharedNode, sharedNode, waitForPod } from "../harness/node.ts";
 import {
   createRequest,
@@ -33,7 +34,6 @@ import {
   useScenario,
   waitForRequest,
 } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const run = promisify(execFile);
 const scenario = useScenario("node-image", { start: ["lifecycle-controller"] });
@@ -47,7 +47,7 @@ before(async () => {
   const t0 = Date.now();
   const built = await buildServiceImage("cluster-resolver");
   const built1 = Date.now();
-  // the node's containerd, as e2e/controlplane/node.ts imports its own images
+  // the node's containerd, as libs/devcluster/src/node.ts imports its own images
   const ctr = ["--address", join(node.dir, "containerd.sock"), "--namespace", "k8s.io"];
   await run("ctr", [...ctr, "images", "import", built.tar]);
   const listed = (await run("ctr", [...ctr, "images", "list", "--quiet"])).stdout.split("\n");

@@ -4,9 +4,9 @@
 // bytes that do not match their digest.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { craneBlob, DEFAULT_USER, tknBundlePush, useRegistry } from "@quarry/devcluster/registry";
 import { type ImageManifest, MediaType, parseReference, RegistryClient, RegistryError } from "@quarry/oci";
 import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
-import { craneBlob, DEFAULT_USER, tknBundlePush, useRegistry } from "../fixtures/registry.ts";
 
 const open = useRegistry();
 const basic = useRegistry({ auth: "htpasswd" });

@@ -37,10 +37,14 @@ import {
   QuarryReason,
   REASON_RESOLUTION_FAILED,
 } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { startControlPlane } from "@quarry/devcluster/controlplane";
+import { installQuarryApi } from "@quarry/devcluster/install";
+import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
+import { repoRoot } from "@quarry/devcluster/paths";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
 import yaml from "js-yaml";
-import { startControlPlane } from "../controlplane/controlplane.ts";
-import { installQuarryApi } from "../controlplane/install.ts";
 import {
   failed,
   pipeObject,
@@ -49,11 +53,8 @@ import {
   reasonOf,
   usePipeScenario,
 } from "../fixtures/pipe-scenario.ts";
-import { applyObject } from "../harness/apply.ts";
 import { adminClient } from "../harness/env.ts";
 import { pods } from "../harness/node.ts";
-import { grantOptInRules } from "../harness/opt-in-rbac.ts";
-import { repoRoot } from "../harness/paths.ts";
 import {
   newScenario,
   type Scenario,
@@ -61,7 +62,6 @@ import {
   succeeded,
   waitForRequest,
 } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 /** No pod ever runs: the image is never pulled. */
 function pod(extra: Partial<PodSpec> = {}): PodSpec {

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pipeStrategies, pipes } from "@quarry/api";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, type KubeObject } from "@quarry/kube";
 import {
   done,
@@ -24,7 +25,6 @@ import {
 } from "../fixtures/pipe-scenario.ts";
 import { type ContainerStatus, pods } from "../harness/node.ts";
 import { dataOf, resolvedOk, succeeded, waitForRequest } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 // run 1 writes its output too, then exits 1: a resolver that copied after it would store "run 1"
 const SCRIPT = [

@@ -20,6 +20,8 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { pipeStrategies, pipes, type ResolutionRequest } from "@quarry/api";
+import { kinds } from "@quarry/devcluster/kinds";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, isApiError, type KubeObject, secrets } from "@quarry/kube";
 import {
   isGone,
@@ -33,10 +35,8 @@ import {
   usePipeScenario,
   watchPipePods,
 } from "../fixtures/pipe-scenario.ts";
-import { kinds } from "../harness/kinds.ts";
 import { pods, readFileFromPod } from "../harness/node.ts";
 import { finished, resolvedOk, type Scenario, waitForRequest } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 // random each run, so a stored value can only have come from this pod's files
 const SCRIPT = [

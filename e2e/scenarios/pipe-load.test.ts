@@ -16,11 +16,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { pipeStrategies, pipes } from "@quarry/api";
+import { buildStandardRepo, type StandardRepo, TASK_V2 } from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import type { RunningService } from "@quarry/devcluster/service";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { type ConfigMapObject, configMaps } from "@quarry/kube";
 import yaml from "js-yaml";
-import { buildStandardRepo, type StandardRepo, TASK_V2 } from "../fixtures/git-repos.ts";
 import { GIT_LABELS } from "../fixtures/git-scenario.ts";
-import { type GitServer, startGitServer } from "../fixtures/git-server.ts";
 import { startPipeGitResolver } from "../fixtures/pipe-git-scenario.ts";
 import { nodeConfig, PIPE_LABELS, pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
 import { sharedNode } from "../harness/node.ts";
@@ -36,14 +38,12 @@ import {
   useScenario,
   waitForRequest,
 } from "../harness/scenario.ts";
-import type { RunningService } from "../harness/service.ts";
 import {
   firstSeen,
   recordTransitions,
   type TransitionRecorder,
   terminalStates,
 } from "../harness/transitions.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const PIPES = 20;
 const WORKERS = 2;

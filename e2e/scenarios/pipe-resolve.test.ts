@@ -20,6 +20,9 @@ import {
   pipeStrategies,
   pipes,
 } from "@quarry/api";
+import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
+import type { RunningService } from "@quarry/devcluster/service";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, type KubeObject, secrets } from "@quarry/kube";
 import yaml from "js-yaml";
 import {
@@ -32,7 +35,6 @@ import {
 } from "../fixtures/pipe-scenario.ts";
 import { assertNoLeak } from "../harness/leaks.ts";
 import { type Pod, pods, type SharedNode, sharedNode } from "../harness/node.ts";
-import { grantOptInRules } from "../harness/opt-in-rbac.ts";
 import {
   createRequest,
   dataOf,
@@ -45,8 +47,6 @@ import {
   useScenario,
   waitForRequest,
 } from "../harness/scenario.ts";
-import type { RunningService } from "../harness/service.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const PIPE = { "resolution.tekton.dev/type": "pipe" };
 const TOKEN = "s3cr3t-e2e-token-7f3a";

@@ -27,7 +27,7 @@ import {
   tknBundlePush,
   useRegistry,
   writeOciLayout,
-} from "../fixtures/registry.ts";
+} from "@quarry/devcluster/registry";
 
 const TASK = `apiVersion: tekton.dev/v1
 kind: Task

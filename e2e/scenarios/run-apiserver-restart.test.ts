@@ -6,8 +6,10 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { AnyRun, RunFlavour } from "@quarry/api";
-import { type ControlPlane, startControlPlane } from "../controlplane/controlplane.ts";
-import { installQuarryApi, type RunCrdMode } from "../controlplane/install.ts";
+import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { installQuarryApi, type RunCrdMode } from "@quarry/devcluster/install";
+import type { RunningService } from "@quarry/devcluster/service";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { adminClient } from "../harness/env.ts";
 import {
   createRun,
@@ -22,9 +24,7 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { newScenario, type Scenario, setConfig } from "../harness/scenario.ts";
-import type { RunningService } from "../harness/service.ts";
 import { terminalStates } from "../harness/transitions.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const mode = (process.env.QUARRY_E2E_RUN_CRDS ?? "quarry") as RunCrdMode;
 const skip = mode === "none" ? "no run CRDs installed" : false;

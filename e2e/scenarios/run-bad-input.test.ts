@@ -12,9 +12,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type AnyRun, type Param, type RunFlavour, resolutionRequests } from "@quarry/api";
+import { startControlPlane } from "@quarry/devcluster/controlplane";
+import { installQuarryApi } from "@quarry/devcluster/install";
 import { isApiError } from "@quarry/kube";
-import { startControlPlane } from "../controlplane/controlplane.ts";
-import { installQuarryApi } from "../controlplane/install.ts";
 import { adminClient } from "../harness/env.ts";
 import {
   createRun,

@@ -13,8 +13,9 @@ import {
   requestNameFor,
   resolutionRequests,
 } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { waitUntil } from "@quarry/devcluster/wait";
 import type { KubeClient } from "@quarry/kube";
-import { applyObject } from "../harness/apply.ts";
 import {
   createRun,
   getRun,
@@ -27,7 +28,6 @@ import {
 } from "../harness/runs.ts";
 import { newScenario, type Scenario, setConfig } from "../harness/scenario.ts";
 import { terminalStates } from "../harness/transitions.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const TIMEOUT_S = 8;
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;

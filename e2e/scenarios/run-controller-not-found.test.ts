@@ -5,6 +5,7 @@
 // a Warning Event and the enforcement metric.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRun,
   enforcementCount,
@@ -17,7 +18,6 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { setConfig, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const TIMEOUT_MS = 2000;
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;

@@ -4,11 +4,11 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type AnyRun, type RunFlavour, resolutionRequests } from "@quarry/api";
+import { kinds } from "@quarry/devcluster/kinds";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { isApiError, type KubeClient, type ResourceType } from "@quarry/kube";
-import { kinds } from "../harness/kinds.ts";
 import { createRun, FLAVOURS, getRun, resourceOf, runObject, WAIT_REF } from "../harness/runs.ts";
 import { createRequest, getRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const pods: ResourceType = { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true };
 const GIT = { "resolution.tekton.dev/type": "git" };

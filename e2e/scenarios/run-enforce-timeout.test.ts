@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RunFlavour } from "@quarry/api";
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRun,
   enforcementCount,
@@ -22,7 +23,6 @@ import {
   writeRunStatus,
 } from "../harness/runs.ts";
 import { type Scenario, setConfig, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const GRACE_MS = 2000;
 const STUBBORN = { apiVersion: "example.dev/v1", kind: "Stubborn" } as const;

@@ -6,12 +6,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { pipeRequestsOf, pipeRun, podsOf, SLOW_PIPE, usePipeRunScenario } from "../fixtures/pipe-runs.ts";
 import { isGone } from "../fixtures/pipe-scenario.ts";
 import { type Pod, pods } from "../harness/node.ts";
 import { cancelRun, createRun, runSucceeded, waitForRun } from "../harness/runs.ts";
 import type { Scenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = usePipeRunScenario("run-pipe-cancel");
 

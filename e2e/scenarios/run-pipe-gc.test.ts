@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, secrets } from "@quarry/kube";
 import { CERT_PIPE, pipeRequestsOf, pipeRun, usePipeRunScenario } from "../fixtures/pipe-runs.ts";
 import { isGone } from "../fixtures/pipe-scenario.ts";
 import { createRun, resourceOf, runSucceeded, waitForRun } from "../harness/runs.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = usePipeRunScenario("run-pipe-gc");
 

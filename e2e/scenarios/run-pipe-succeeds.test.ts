@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, type KubeObject, secrets } from "@quarry/kube";
 import {
   CERT_PIPE,
@@ -21,7 +22,6 @@ import {
 } from "../fixtures/pipe-runs.ts";
 import { resultsOf } from "../fixtures/pipe-scenario.ts";
 import { createRun, FLAVOURS, runSucceeded, waitForRun } from "../harness/runs.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = usePipeRunScenario("run-pipe");
 

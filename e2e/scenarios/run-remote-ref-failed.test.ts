@@ -9,13 +9,13 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import type { AnyRun, ResolutionRequest, RunFlavour } from "@quarry/api";
+import { repoRoot } from "@quarry/devcluster/paths";
 import {
   recordedRequest,
   runNameFor,
   useRunRefScenario,
   waitRemoteRef,
 } from "../fixtures/run-ref-scenario.ts";
-import { repoRoot } from "../harness/paths.ts";
 import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "../harness/runs.ts";
 import { getRequest, succeeded } from "../harness/scenario.ts";
 

@@ -13,8 +13,9 @@ import {
   type RunFlavour,
   resolutionRequests,
 } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { tknBundlePush } from "@quarry/devcluster/registry";
 import type { KubeObject } from "@quarry/kube";
-import { tknBundlePush } from "../fixtures/registry.ts";
 import {
   ANNOTATION_RUN_REF_SOURCE,
   type RunRefScenario,
@@ -24,7 +25,6 @@ import {
   waitRemoteRef,
   waitTaskYaml,
 } from "../fixtures/run-ref-scenario.ts";
-import { applyObject } from "../harness/apply.ts";
 import { createRun, FLAVOURS, getRun, runObject, runSucceeded, waitForRun } from "../harness/runs.ts";
 import { getRequest, succeeded } from "../harness/scenario.ts";
 

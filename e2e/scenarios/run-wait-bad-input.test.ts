@@ -4,6 +4,7 @@
 // Wait controller carries on serving.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRun,
   enforcementCount,
@@ -16,7 +17,6 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { setConfig, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("run-wait-bad", {
   setup: (scn) =>

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AnyRun } from "@quarry/api";
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   cancelRun,
   createRun,
@@ -18,7 +19,6 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { setConfig, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("run-wait-cancel", {
   setup: (scn) =>

@@ -3,6 +3,7 @@
 // message. The run-controller's grace is 20s, so it cannot have been the one.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { waitUntil } from "@quarry/devcluster/wait";
 import {
   createRun,
   enforcementCount,
@@ -14,7 +15,6 @@ import {
   waitForRun,
 } from "../harness/runs.ts";
 import { setConfig, useScenario } from "../harness/scenario.ts";
-import { waitUntil } from "../harness/wait.ts";
 
 const scenario = useScenario("run-wait-timeout", {
   setup: (scn) =>

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AccessEntry } from "../../../e2e/fixtures/registry.ts";
+import type { AccessEntry } from "@quarry/devcluster/registry";
 import { registryTraffic } from "./bundles.ts";
 
 const digest = `sha256:${"ab".repeat(32)}`;

@@ -1,13 +1,8 @@
-// The demo's OCI side: the e2e fixture's registry (CNCF distribution, the
+// The demo's OCI side: the dev cluster's registry (CNCF distribution, the
 // registry behind Docker Hub, as a real process on loopback) holding one
 // Tekton bundle written by the real `tkn bundle push`, so the bundle resolver
 // pulls over the same distribution API it would from a production registry.
-import {
-  type AccessEntry,
-  type Registry,
-  startRegistry,
-  tknBundlePush,
-} from "../../../e2e/fixtures/registry.ts";
+import { type AccessEntry, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { Narrator } from "./narrator.ts";
 import type { Teardown } from "./teardown.ts";
 

@@ -1,4 +1,4 @@
-// Brings up the demo's cluster with the e2e harness's pieces: the embedded
+// Brings up the demo's cluster from @quarry/devcluster (libs/devcluster): the embedded
 // control plane, a real node (in the background, node.ts), Quarry's API and
 // stand-ins for Tekton's CRDs, two namespaces, a local git server, a local OCI
 // registry holding a Tekton bundle, and Quarry's services as real processes
@@ -6,11 +6,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyObject } from "@quarry/devcluster/apply";
+import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { installQuarryApi, installTektonCrds, type RunCrdMode } from "@quarry/devcluster/install";
+import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "@quarry/devcluster/scenario";
 import { type KubeClient, RestKubeClient } from "@quarry/kube";
-import { type ControlPlane, startControlPlane } from "../../../e2e/controlplane/controlplane.ts";
-import { installQuarryApi, installTektonCrds, type RunCrdMode } from "../../../e2e/controlplane/install.ts";
-import { applyObject } from "../../../e2e/harness/apply.ts";
-import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "../../../e2e/harness/scenario.ts";
 import { BUNDLE_PIPELINE, BUNDLE_REPO, BUNDLE_TASK, type DemoBundle, startDemoRegistry } from "./bundles.ts";
 import { childrenMentioning, stopPids } from "./children.ts";
 import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
@@ -50,7 +50,7 @@ const SERVICES = [
 ] as const;
 
 export interface DemoClusterOptions {
-  /** Which run CRDs to install (e2e/controlplane/install.ts); default Quarry's. */
+  /** Which run CRDs to install (@quarry/devcluster/install); default Quarry's. */
   runCrds?: RunCrdMode;
 }
 

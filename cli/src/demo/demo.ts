@@ -6,7 +6,7 @@
 // `--keep` leaves it running until Ctrl-C so a person can look around.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ociTools } from "../../../e2e/fixtures/registry.ts";
+import { ociTools } from "@quarry/devcluster/registry";
 import { runDescribe } from "../describe.ts";
 import { runDescribeRun } from "../describe-run.ts";
 import { runGet } from "../get.ts";

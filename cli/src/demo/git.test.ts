@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AccessEntry } from "../../../e2e/fixtures/git-server.ts";
+import type { AccessEntry } from "@quarry/devcluster/git-server";
 import { trafficSince } from "./git.ts";
 
 const entry = (method: string, command?: string): AccessEntry => ({

@@ -1,10 +1,10 @@
-// The demo's git side: the e2e fixture's smart-HTTP git server (git
+// The demo's git side: the dev cluster's smart-HTTP git server (git
 // http-backend behind node:http, in this process) serving one small catalog
 // repository, built at demo time with the fixture's repository builder, so the
 // git resolver fetches over the same protocol it would from a forge.
 import { join } from "node:path";
-import { RepoBuilder } from "../../../e2e/fixtures/git-repos.ts";
-import { type GitServer, startGitServer } from "../../../e2e/fixtures/git-server.ts";
+import { RepoBuilder } from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import type { Narrator } from "./narrator.ts";
 import type { Teardown } from "./teardown.ts";
 

@@ -1,12 +1,12 @@
-// The demo's real node, the e2e harness's (e2e/controlplane/node.ts):
+// The demo's real node, the dev cluster's (libs/devcluster/src/node.ts):
 // containerd and runc from Debian, kubelet, kube-controller-manager and
 // kube-scheduler as local processes, for the one thing that needs pods to
 // really run, the Pipe run's pod. It starts in the background as soon as the
 // control plane is up, so its seconds overlap the git server's, the registry's
 // and the services' starts; only the Pipe run waits for it.
 
-import type { ControlPlane } from "../../../e2e/controlplane/controlplane.ts";
-import { startNode, type TestNode } from "../../../e2e/controlplane/node.ts";
+import type { ControlPlane } from "@quarry/devcluster/controlplane";
+import { startNode, type TestNode } from "@quarry/devcluster/node";
 import type { Narrator } from "./narrator.ts";
 import type { Teardown } from "./teardown.ts";
 

@@ -3,9 +3,9 @@
 // (pods, exec and output writes are not granted by the chart by default), and
 // a PipeStrategy + Pipe that make a self-signed certificate with openssl.
 import { type Pipe, type PipeStrategy, pipeStrategies, pipes, QUARRY_V1ALPHA1 } from "@quarry/api";
-import { NODE_NAME, TOOLS_IMAGE } from "../../../e2e/controlplane/node.ts";
-import { grantOptInRules } from "../../../e2e/harness/opt-in-rbac.ts";
-import { type Scenario, setConfig } from "../../../e2e/harness/scenario.ts";
+import { NODE_NAME, TOOLS_IMAGE } from "@quarry/devcluster/node";
+import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
+import { type Scenario, setConfig } from "@quarry/devcluster/scenario";
 import type { Narrator } from "./narrator.ts";
 
 export const CERT_STRATEGY = "openssl-self-signed";

@@ -7,9 +7,9 @@
 // names, types, keys and sizes, and checks the pair in its own process; never
 // their content.
 import { type AnyRun, PIPE_KIND, QUARRY_V1ALPHA1, RESOLUTION_REQUEST_KIND } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { createRun, runDone, runObject } from "@quarry/devcluster/runs";
 import { secrets } from "@quarry/kube";
-import { applyObject } from "../../../e2e/harness/apply.ts";
-import { createRun, runDone, runObject } from "../../../e2e/harness/runs.ts";
 import type { DemoCluster } from "./cluster.ts";
 import type { Narrator } from "./narrator.ts";
 import { CERT_FILES, CERT_PIPE, PIPE_PENDING_TIMEOUT } from "./pipe-objects.ts";

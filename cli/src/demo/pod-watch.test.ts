@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Pod } from "../../../e2e/harness/node.ts";
+import type { Pod } from "@quarry/devcluster/pods";
 import { podStateText } from "./pod-watch.ts";
 
 const pod = (status: Pod["status"], deletionTimestamp?: string): Pod => ({

@@ -5,8 +5,8 @@
 // printed, never a termination message (an init container may write what it
 // made there).
 import { LABEL_MANAGED_BY, MANAGED_BY_QUARRY } from "@quarry/api";
+import { type ContainerStatus, type Pod, pods } from "@quarry/devcluster/pods";
 import type { KubeClient, KubeObject } from "@quarry/kube";
-import { type ContainerStatus, type Pod, pods } from "../../../e2e/harness/node.ts";
 
 /** `Pending, openssl: running, quarry-wait: waiting (PodInitializing)`. */
 export function podStateText(pod: Pod): string {

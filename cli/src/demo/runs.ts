@@ -4,8 +4,8 @@
 // run-controller, its provenance recorded), and a run of a kind nobody serves,
 // which the run-controller fails with ControllerNotFound.
 import { type AnyRun, getCondition, RESOLUTION_REQUEST_KIND } from "@quarry/api";
-import { cancelRun, createRun, getRun, runDone, runObject, WAIT_REF } from "../../../e2e/harness/runs.ts";
-import { waitUntil } from "../../../e2e/harness/wait.ts";
+import { cancelRun, createRun, getRun, runDone, runObject, WAIT_REF } from "@quarry/devcluster/runs";
+import { waitUntil } from "@quarry/devcluster/wait";
 import type { DemoCluster } from "./cluster.ts";
 import { WAIT_PATH } from "./git.ts";
 import type { Narrator } from "./narrator.ts";

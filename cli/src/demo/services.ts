@@ -1,10 +1,10 @@
-// Starts Quarry's services for the demo as the e2e harness does: each a real
+// Starts Quarry's services for the demo as the e2e scenarios do: each a real
 // process (`node services/<name>/src/main.ts`) under its own ServiceAccount
 // bound to the RBAC its chart ships, watching every namespace.
 import { join } from "node:path";
-import type { ControlPlane } from "../../../e2e/controlplane/controlplane.ts";
-import type { Scenario } from "../../../e2e/harness/scenario.ts";
-import { type RunningService, startService } from "../../../e2e/harness/service.ts";
+import type { ControlPlane } from "@quarry/devcluster/controlplane";
+import type { Scenario } from "@quarry/devcluster/scenario";
+import { type RunningService, startService } from "@quarry/devcluster/service";
 import type { Narrator } from "./narrator.ts";
 import type { Teardown } from "./teardown.ts";
 

@@ -11,8 +11,8 @@ import {
   type ResolutionRequest,
   resolutionRequests,
 } from "@quarry/api";
+import { newRequest } from "@quarry/devcluster/scenario";
 import { isApiError, type KubeClient } from "@quarry/kube";
-import { newRequest } from "../../../e2e/harness/scenario.ts";
 import { serverMessage } from "../errors.ts";
 import { BUNDLE_TASK, registryTraffic, trafficAfter } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK } from "./cluster.ts";

@@ -13,8 +13,8 @@ import {
   TASK_FEATURE,
   TASK_V1,
   TASK_V2,
-} from "../../../e2e/fixtures/git-repos.ts";
-import { type GitServer, startGitServer } from "../../../e2e/fixtures/git-server.ts";
+} from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import { GitCliSource } from "./git-cli-source.ts";
 import { GitSourceError, type SourceRequest } from "./source.ts";
 

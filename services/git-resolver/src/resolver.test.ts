@@ -5,7 +5,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { forbidden, notFound, type Params, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
 import {
   BUILD_TASK,
   buildStandardRepo,
@@ -13,8 +12,9 @@ import {
   type StandardRepo,
   TASK_V1,
   TASK_V2,
-} from "../../../e2e/fixtures/git-repos.ts";
-import { type GitServer, startGitServer } from "../../../e2e/fixtures/git-server.ts";
+} from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import { forbidden, notFound, type Params, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
 import { toResolutionError } from "./errors.ts";
 import { GitCliSource } from "./git-cli-source.ts";
 import { GitResolver } from "./resolver.ts";

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../controlplane/controlplane.ts";
+import { freePort } from "./controlplane.ts";
 import { repoRoot } from "./paths.ts";
 import { waitUntil } from "./wait.ts";
 

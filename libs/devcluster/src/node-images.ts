@@ -26,7 +26,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { writeLayoutFiles } from "../../images/oci-layout.ts";
+import { writeLayoutFiles } from "../../../images/oci-layout.ts";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -91,7 +91,9 @@ async function sharedLibraries(bin: string): Promise<string[]> {
 async function toolsImage(): Promise<NodeImage> {
   for (const f of [BUSYBOX, OPENSSL])
     if (!existsSync(f))
-      throw new Error(`${f} is missing; e2e/controlplane/build-node.sh installs busybox-static and openssl`);
+      throw new Error(
+        `${f} is missing; libs/devcluster/src/build-node.sh installs busybox-static and openssl`,
+      );
   const applets = (await run(BUSYBOX, ["--list-full"])).stdout.split("\n").filter(Boolean);
   const files = [BUSYBOX, OPENSSL, ...(await sharedLibraries(OPENSSL))];
   if (existsSync(OPENSSL_CNF)) files.push(OPENSSL_CNF);

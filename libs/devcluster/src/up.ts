@@ -1,10 +1,10 @@
 // Starts the test control plane by hand for debugging and leaves it running
 // until Ctrl-C:
-//   node e2e/controlplane/up.ts [--dir /tmp/cp] [--run-crds quarry|tekton|tekton-structural|none]
+//   node libs/devcluster/src/up.ts [--dir /tmp/cp] [--run-crds quarry|tekton|tekton-structural|none]
 //                               [--no-tekton-run-crds]   (the same as --run-crds none)
 //                               [--node]   (also a real node: containerd, kubelet, kcm, scheduler)
 import { parseArgs } from "node:util";
-import { adminClient } from "../harness/env.ts";
+import { RestKubeClient } from "@quarry/kube";
 import { startControlPlane } from "./controlplane.ts";
 import { installQuarryApi, RUN_CRD_MODES, type RunCrdMode } from "./install.ts";
 import { startNode } from "./node.ts";
@@ -23,7 +23,7 @@ if (!RUN_CRD_MODES.includes(runCrds)) {
   process.exit(2);
 }
 const cp = await startControlPlane({ dir: values.dir, keep: values.dir !== undefined });
-await installQuarryApi(adminClient({ ...cp }), { runCrds });
+await installQuarryApi(RestKubeClient.fromEnvironment(cp.adminKubeconfig), { runCrds });
 const node = values.node
   ? await startNode(cp, { keep: values.dir !== undefined }).catch(async (err: unknown) => {
       await cp.stop();

@@ -4,10 +4,10 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient, KubeObject } from "@quarry/kube";
-import { applyFile } from "../harness/apply.ts";
-import { kinds } from "../harness/kinds.ts";
-import { repoRoot } from "../harness/paths.ts";
-import { waitUntil } from "../harness/wait.ts";
+import { applyFile } from "./apply.ts";
+import { kinds } from "./kinds.ts";
+import { repoRoot } from "./paths.ts";
+import { waitUntil } from "./wait.ts";
 
 interface Crd extends KubeObject {
   status?: { conditions?: { type: string; status: string }[] };
@@ -77,8 +77,8 @@ const RUN_CRD_FILES: Record<RunCrdMode, string[]> = {
   quarry: ["runs.tekton.dev.yaml", "customruns.tekton.dev.yaml"].map((f) =>
     join(repoRoot, "libs", "api", "crds", "tekton", f),
   ),
-  tekton: [join(repoRoot, "e2e", "controlplane", "tekton-run-crds.yaml")],
-  "tekton-structural": [join(repoRoot, "e2e", "controlplane", "tekton-run-crds-structural.yaml")],
+  tekton: [join(repoRoot, "libs", "devcluster", "src", "tekton-run-crds.yaml")],
+  "tekton-structural": [join(repoRoot, "libs", "devcluster", "src", "tekton-run-crds-structural.yaml")],
   none: [],
 };
 
@@ -101,5 +101,5 @@ export async function installRunCrds(admin: KubeClient, mode: RunCrdMode): Promi
 
 /** Schemaless stand-ins for Tekton's CRDs (Task, Pipeline, StepAction). */
 export async function installTektonCrds(admin: KubeClient): Promise<void> {
-  await applyCrds(admin, join(repoRoot, "e2e", "controlplane", "tekton-crds.yaml"));
+  await applyCrds(admin, join(repoRoot, "libs", "devcluster", "src", "tekton-crds.yaml"));
 }

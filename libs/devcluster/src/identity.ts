@@ -5,8 +5,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import yaml from "js-yaml";
-import { kubeconfigFor } from "../controlplane/controlplane.ts";
 import { applyObject } from "./apply.ts";
+import { kubeconfigFor } from "./controlplane.ts";
 import { kinds } from "./kinds.ts";
 import { repoRoot } from "./paths.ts";
 
