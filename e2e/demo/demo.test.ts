@@ -68,6 +68,46 @@ test("quarry demo: every story, the Pipe run's Secrets by name and never their c
   ])
     assert.match(output, line, `the demo's output lacks ${line}; it ends:\n${tail}`);
 
+  // progress: a step past a second says what it waits for, without a terminal a line at 1s and
+  // every 10s after (so a handful in all, not a line per poll)
+  assert.match(output, /waiting for timeout of nonesuch-task \(\d+s\)/, "no progress while (7) waits");
+  const waiting = output.split("\n").filter((l) => /\] +waiting for .+ \(\d+s\)$/.test(l));
+  assert.ok(waiting.length < 60, `${waiting.length} waiting lines: progress floods the log`);
+
+  // the demo ends with its summary table: every step, what it asked, outcome, reason, duration
+  const at = output.lastIndexOf("\nSummary:\n");
+  assert.ok(at >= 0, `no summary table; the output ends:\n${tail}`);
+  const table = output
+    .slice(at + "\nSummary:\n".length)
+    .trimEnd()
+    .split("\n");
+  assert.match(table[0]!, /^STEP +ASKED +OUTCOME +REASON +DURATION$/);
+  const rows = table.slice(1);
+  for (const row of rows) assert.match(row, / \d+\.\d+s$/, `a summary row without a duration: ${row}`);
+  const outcomeOf = (step: string) =>
+    rows.filter((r) => r.startsWith(`${step} `)).map((r) => r.split(/ {3,}/)[2]);
+  for (const [step, outcomes] of [
+    ["(1)", ["Succeeded"]],
+    ["(2)", ["Failed"]],
+    ["(3)", ["Succeeded"]],
+    ["(4)", ["Failed"]],
+    ["(5)", ["Succeeded"]],
+    ["(6)", ["Succeeded"]],
+    ["(8)", ["denied", "Failed"]],
+    ["(7)", ["Failed"]],
+    ["(9)", ["Succeeded"]],
+    ["(10)", ["Failed"]],
+    ["(11)", ["Succeeded"]],
+    ["(12)", ["Failed"]],
+    ["(13)", ["Succeeded"]],
+    ["teardown", ["done"]],
+  ] as const)
+    assert.deepEqual(outcomeOf(step), outcomes, `summary row ${step}:\n${table.join("\n")}`);
+  assert.match(table.join("\n"), /^\(10\) .+ CustomRunCancelled +\d/m);
+  assert.match(table.join("\n"), /^\(12\) .+ ControllerNotFound +\d/m);
+  const setup = outcomeOf("setup");
+  assert.ok(setup.length >= 8 && setup.every((o) => o === "done"), `setup rows: ${setup.join(", ")}`);
+
   // the grep a reviewer would run: PEM armour, and "-----BEGIN" as base64 at each of its 3 alignments
   for (const leak of [
     /-----BEGIN/,

@@ -73,6 +73,7 @@ export async function startDemoCluster(
     // the cluster resolver discovers the Tekton kinds when it starts, so they come first
     () => Promise.all([installQuarryApi(admin, { runCrds: opts.runCrds }), installTektonCrds(admin)]),
     () => "CRDs established and served",
+    "Quarry's API and Tekton's CRDs",
   );
   signal.throwIfAborted();
 
@@ -82,6 +83,7 @@ export async function startDemoCluster(
       Promise.all([newScenario("demo", { cp }), newScenario("demo-open", { cp, skipAdmissionPolicy: true })]),
     ([scn, open]) =>
       `${scn.namespace}, and ${open.namespace} (labelled quarry.dev/admission-policy=disabled)`,
+    "the demo namespaces",
   );
   signal.throwIfAborted();
 
@@ -89,6 +91,7 @@ export async function startDemoCluster(
     "starting a git server (git http-backend on loopback) and building a repository with git",
     () => startDemoGit(dir, teardown, n),
     (r) => `${r.url}: ${HELLO_PATH}, branch main and tag ${HELLO_TAG} at ${r.commit.slice(0, 7)}`,
+    "a git server and its repository",
   );
   signal.throwIfAborted();
 
@@ -96,6 +99,7 @@ export async function startDemoCluster(
     "starting an OCI registry (CNCF distribution on loopback) and pushing a bundle with tkn",
     () => startDemoRegistry(teardown, n),
     (b) => `${b.ref} at ${b.digest.slice(0, 19)}…: Task ${BUNDLE_TASK}, Pipeline ${BUNDLE_PIPELINE}`,
+    "an OCI registry and a pushed bundle",
   );
   signal.throwIfAborted();
 
@@ -103,6 +107,7 @@ export async function startDemoCluster(
     "writing the services' ConfigMaps, a Task for the cluster resolver to serve, and a Pipe",
     () => configure(scn, repo, bundle, n),
     () => "written",
+    "the ConfigMaps, a Task and a Pipe",
   );
   signal.throwIfAborted();
 
@@ -110,6 +115,7 @@ export async function startDemoCluster(
     "starting the services, each a real process under its own ServiceAccount with its chart's RBAC",
     () => startServices(cp, scn, dir, teardown, n, signal),
     () => `all ${SERVICES.length} ready`,
+    `the fleet (${SERVICES.length} services, ready)`,
   );
   return {
     cp,
@@ -199,6 +205,7 @@ async function startCleanly(dir: string, n: Narrator, teardown: Teardown): Promi
       return starting;
     },
     (started) => `control plane up at ${started.server}`,
+    "the embedded control plane",
   );
 }
 

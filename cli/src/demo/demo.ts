@@ -20,6 +20,7 @@ import { CERT_PIPE } from "./pipe-objects.ts";
 import { PIPE_LIFECYCLE_TIMEOUT, PIPE_RUN, runPipeStory } from "./pipes.ts";
 import { runRunStories } from "./runs.ts";
 import { runStories } from "./stories.ts";
+import { formatSummary } from "./summary.ts";
 import { Teardown } from "./teardown.ts";
 import { Tracker } from "./tracker.ts";
 
@@ -65,10 +66,23 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     demo.catch(() => {}); // overtaken by the interruption; its failures no longer matter
     const start = Date.now();
     n.sayAlways("tearing down");
-    await teardown.run((m) => n.sayAlways(m));
+    await n
+      .record(
+        "teardown",
+        "everything the demo started, stopped",
+        () =>
+          n.waitFor(
+            "the teardown",
+            teardown.run((m) => n.sayAlways(m)),
+          ),
+        () => ({ outcome: "done", reason: "" }),
+      )
+      .catch(() => {}); // Teardown.run reports each failure itself and never rejects
     n.sayAlways(`  torn down (${((Date.now() - start) / 1000).toFixed(1)}s); demo took ${n.elapsed()}`);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    // the last thing the demo prints: every step at a glance, a failed one included
+    out(`\n${formatSummary(n.rows)}`);
   }
   return code;
 }

@@ -45,15 +45,26 @@ export function startDemoNode(
     }
     n.say(`  [node] ${m}`);
   };
-  const ready = startNode(cp, { log, signal: abort.signal }).then((node) => {
-    news = undefined;
-    const totalMs = performance.now() - started;
-    const waited = waitedMs > 0 ? `, after ${seconds(waitedMs)} waiting for another run's node` : "";
-    n.say(
-      `  node ${node.name} ready: its start took ${seconds(totalMs - waitedMs)}${waited}, in the background (images ${node.toolsImage} and ${node.pauseImage})`,
-    );
-    return node;
-  });
+  const starting = startNode(cp, { log, signal: abort.signal });
+  const ready = n
+    .record(
+      "setup",
+      "a real node (started in the background)",
+      () => starting,
+      () => ({
+        outcome: "done",
+        reason: waitedMs > 0 ? `after ${seconds(waitedMs)} waiting for another run's node` : "",
+      }),
+    )
+    .then((node) => {
+      news = undefined;
+      const totalMs = performance.now() - started;
+      const waited = waitedMs > 0 ? `, after ${seconds(waitedMs)} waiting for another run's node` : "";
+      n.say(
+        `  node ${node.name} ready: its start took ${seconds(totalMs - waitedMs)}${waited}, in the background (images ${node.toolsImage} and ${node.pauseImage})`,
+      );
+      return node;
+    });
   // the Pipe run awaits it and reports a failure; until then nobody else does
   ready.catch(() => {});
   teardown.add("the node", async () => {

@@ -16,6 +16,7 @@ import { CERT_FILES, CERT_PIPE, PIPE_PENDING_TIMEOUT } from "./pipe-objects.ts";
 import { watchPipePods } from "./pod-watch.ts";
 import { expect, until } from "./runs.ts";
 import { certificateFacts, type SecretObject, secretBytes, secretSummary } from "./secrets.ts";
+import { runOutcome } from "./summary.ts";
 
 export const PIPE_RUN = "make-cert";
 /** The run's param: it overrides the Pipe's own common name. */
@@ -57,24 +58,28 @@ export async function runPipeStory(c: DemoCluster, n: Narrator, signal: AbortSig
       `waiting for the node (its start says: ${pending})`,
       () => c.node.ready,
       () => "ready",
+      "the real node (its start in the background)",
     );
   await c.node.ready;
   signal.throwIfAborted();
 
   const pods = watchPipePods(c.admin, ns, (m) => n.say(m), signal);
   try {
-    await createRun(
-      c.admin,
-      runObject("CustomRun", ns, {
-        name: PIPE_RUN,
-        ref: { apiVersion: QUARRY_V1ALPHA1, kind: PIPE_KIND, name: CERT_PIPE },
-        params: [{ name: "cn", value: PIPE_RUN_CN }],
-      }),
-    );
-    const run = expect(
-      await until(c, n, PIPE_RUN, "done", runDone, PIPE_RUN_TIMEOUT_MS),
-      "True",
-      "Succeeded",
+    const run = await n.record(
+      "(13)",
+      `a Pipe run: ${CERT_PIPE}, a certificate into Secrets`,
+      async () => {
+        await createRun(
+          c.admin,
+          runObject("CustomRun", ns, {
+            name: PIPE_RUN,
+            ref: { apiVersion: QUARRY_V1ALPHA1, kind: PIPE_KIND, name: CERT_PIPE },
+            params: [{ name: "cn", value: PIPE_RUN_CN }],
+          }),
+        );
+        return expect(await until(c, n, PIPE_RUN, "done", runDone, PIPE_RUN_TIMEOUT_MS), "True", "Succeeded");
+      },
+      runOutcome,
     );
     const child = run.status?.childReferences?.find((r) => r.kind === RESOLUTION_REQUEST_KIND);
     n.say(`  the run-controller asked the pipe resolver through ResolutionRequest ${child?.name ?? "?"}`);

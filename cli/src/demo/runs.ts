@@ -9,6 +9,7 @@ import { waitUntil } from "@quarry/devcluster/wait";
 import type { DemoCluster } from "./cluster.ts";
 import { WAIT_PATH } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
+import { runOutcome } from "./summary.ts";
 
 export const DEMO_INITIAL_UPDATE_TIMEOUT = "5s";
 
@@ -34,13 +35,16 @@ export async function until(
   timeoutMs = 30_000,
 ) {
   const started = Date.now();
-  const run = await waitUntil(
+  const run = await n.waitFor(
     `${name}: ${what}`,
-    async () => {
-      const run = await getRun(c.admin, "CustomRun", c.namespace, name);
-      return check(run) ? run : undefined;
-    },
-    { timeoutMs, intervalMs: 100 },
+    waitUntil(
+      `${name}: ${what}`,
+      async () => {
+        const run = await getRun(c.admin, "CustomRun", c.namespace, name);
+        return check(run) ? run : undefined;
+      },
+      { timeoutMs, intervalMs: 100 },
+    ),
   );
   n.say(
     `  ${`${c.namespace}/${name}`.padEnd(30)} ${outcomeText(run)} (after ${((Date.now() - started) / 1000).toFixed(1)}s)`,
@@ -62,34 +66,57 @@ export async function runRunStories(c: DemoCluster, n: Narrator): Promise<RunRes
     createRun(c.admin, runObject("CustomRun", ns, { name, ...input }));
 
   n.say("(9) a CustomRun of TEP-0002's Wait, duration 1s: the Wait controller (customtask-sdk) runs it");
-  await create("wait-1s", { ref: WAIT_REF, params: [{ name: "duration", value: "1s" }] });
-  const waited = expect(await until(c, n, "wait-1s", "done", runDone), "True", "DurationElapsed");
+  const waited = await n.record(
+    "(9)",
+    "a Wait run of 1s",
+    async () => {
+      await create("wait-1s", { ref: WAIT_REF, params: [{ name: "duration", value: "1s" }] });
+      return expect(await until(c, n, "wait-1s", "done", runDone), "True", "DurationElapsed");
+    },
+    runOutcome,
+  );
 
   n.say("(10) a Wait of 1m cancelled as a PipelineRun cancels its CustomRuns (spec.status: RunCancelled)");
-  await create("wait-cancelled", { ref: WAIT_REF, params: [{ name: "duration", value: "1m" }] });
-  await until(c, n, "wait-cancelled", "running", (r) => getCondition(r, "Succeeded")?.reason === "Running");
-  await cancelRun(c.admin, "CustomRun", ns, "wait-cancelled");
-  const cancelled = expect(
-    await until(c, n, "wait-cancelled", "done", runDone),
-    "False",
-    "CustomRunCancelled",
+  const cancelled = await n.record(
+    "(10)",
+    "a Wait run of 1m, cancelled",
+    async () => {
+      await create("wait-cancelled", { ref: WAIT_REF, params: [{ name: "duration", value: "1m" }] });
+      await until(
+        c,
+        n,
+        "wait-cancelled",
+        "running",
+        (r) => getCondition(r, "Succeeded")?.reason === "Running",
+      );
+      await cancelRun(c.admin, "CustomRun", ns, "wait-cancelled");
+      return expect(await until(c, n, "wait-cancelled", "done", runDone), "False", "CustomRunCancelled");
+    },
+    runOutcome,
   );
 
   n.say(
     `(11) a Wait whose definition comes from git (customRef resolver: git, pathInRepo ${WAIT_PATH}, no duration param)`,
   );
-  await create("wait-from-git", {
-    ref: {
-      ...WAIT_REF,
-      resolver: "git",
-      params: [
-        { name: "url", value: c.repo.url },
-        { name: "revision", value: "main" },
-        { name: "pathInRepo", value: WAIT_PATH },
-      ],
+  const fromGit = await n.record(
+    "(11)",
+    `a Wait run defined in git: ${WAIT_PATH}`,
+    async () => {
+      await create("wait-from-git", {
+        ref: {
+          ...WAIT_REF,
+          resolver: "git",
+          params: [
+            { name: "url", value: c.repo.url },
+            { name: "revision", value: "main" },
+            { name: "pathInRepo", value: WAIT_PATH },
+          ],
+        },
+      });
+      return expect(await until(c, n, "wait-from-git", "done", runDone), "True", "DurationElapsed");
     },
-  });
-  const fromGit = expect(await until(c, n, "wait-from-git", "done", runDone), "True", "DurationElapsed");
+    runOutcome,
+  );
   const child = fromGit.status?.childReferences?.find((r) => r.kind === RESOLUTION_REQUEST_KIND);
   const ref = fromGit.status?.provenance?.refSource;
   n.say(
@@ -105,7 +132,14 @@ export async function runRunStories(c: DemoCluster, n: Narrator): Promise<RunRes
   n.say(
     `(12) a CustomRun of a kind no controller serves: the run-controller fails it after ${DEMO_INITIAL_UPDATE_TIMEOUT}`,
   );
-  await create("deploy-nobody", { ref: { apiVersion: "example.dev/v1", kind: "Deploy" } });
-  const nobody = expect(await until(c, n, "deploy-nobody", "done", runDone), "False", "ControllerNotFound");
+  const nobody = await n.record(
+    "(12)",
+    "a run of a kind no controller serves",
+    async () => {
+      await create("deploy-nobody", { ref: { apiVersion: "example.dev/v1", kind: "Deploy" } });
+      return expect(await until(c, n, "deploy-nobody", "done", runDone), "False", "ControllerNotFound");
+    },
+    runOutcome,
+  );
   return { waited, cancelled, fromGit, nobody };
 }

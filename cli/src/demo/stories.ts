@@ -18,6 +18,7 @@ import { BUNDLE_TASK, registryTraffic, trafficAfter } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK } from "./cluster.ts";
 import { HELLO_PATH, HELLO_TAG, trafficSince } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
+import { requestOutcome } from "./summary.ts";
 import { conditionText, succeededIs, type Tracker } from "./tracker.ts";
 
 export interface StoryResults {
@@ -36,20 +37,32 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
 
   n.say(`(1) a Task from git: url=${url} revision=main pathInRepo=${HELLO_PATH}`);
   const before = server.log.length;
-  const fromGit = await outcome(
-    t,
-    await t.create(newRequest(ns, "git-hello", git, { url, revision: "main", pathInRepo: HELLO_PATH })),
-    "True",
+  const fromGit = await n.record(
+    "(1)",
+    `a Task from git: ${HELLO_PATH} at main`,
+    async () =>
+      outcome(
+        t,
+        await t.create(newRequest(ns, "git-hello", git, { url, revision: "main", pathInRepo: HELLO_PATH })),
+        "True",
+      ),
+    requestOutcome,
   );
   n.say(`  the git server answered ${trafficSince(server, before)}`);
 
   const missing = "tasks/goodbye.yaml";
   n.say(`(2) a path the repository does not have: revision=${HELLO_TAG} pathInRepo=${missing}`);
   const again = server.log.length;
-  const gitNotFound = await outcome(
-    t,
-    await t.create(newRequest(ns, "git-goodbye", git, { url, revision: HELLO_TAG, pathInRepo: missing })),
-    "False",
+  const gitNotFound = await n.record(
+    "(2)",
+    `a path git does not have: ${missing} at ${HELLO_TAG}`,
+    async () =>
+      outcome(
+        t,
+        await t.create(newRequest(ns, "git-goodbye", git, { url, revision: HELLO_TAG, pathInRepo: missing })),
+        "False",
+      ),
+    requestOutcome,
   );
   // the tag names the commit (1) fetched, so its trees are in the resolver's on-disk cache
   const fetched = server.log.slice(again).some((e) => e.command === "fetch");
@@ -68,10 +81,16 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
 
   n.say(`(3) a Task from a bundle by tag: bundle=${ref} name=${BUNDLE_TASK}`);
   const logged = registry.accessLog().length;
-  const fromBundle = await outcome(
-    t,
-    await t.create(newRequest(ns, "bundle-build", bundles, { bundle: ref, name: BUNDLE_TASK })),
-    "True",
+  const fromBundle = await n.record(
+    "(3)",
+    `a Task from a bundle by tag: ${BUNDLE_TASK}`,
+    async () =>
+      outcome(
+        t,
+        await t.create(newRequest(ns, "bundle-build", bundles, { bundle: ref, name: BUNDLE_TASK })),
+        "True",
+      ),
+    requestOutcome,
   );
   n.say(`  the registry answered ${registryTraffic(await trafficAfter(registry, logged, endsWithGet))}`);
   const pinned = fromBundle.status?.refSource?.digest.sha256;
@@ -84,10 +103,16 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
   const absent = "deploy";
   n.say(`(4) a name the bundle does not hold: bundle=${ref} name=${absent}`);
   const loggedAgain = registry.accessLog().length;
-  const bundleNotFound = await outcome(
-    t,
-    await t.create(newRequest(ns, "bundle-deploy", bundles, { bundle: ref, name: absent })),
-    "False",
+  const bundleNotFound = await n.record(
+    "(4)",
+    `a name the bundle does not hold: ${absent}`,
+    async () =>
+      outcome(
+        t,
+        await t.create(newRequest(ns, "bundle-deploy", bundles, { bundle: ref, name: absent })),
+        "False",
+      ),
+    requestOutcome,
   );
   const traffic = await trafficAfter(registry, loggedAgain, manifestHead);
   const refetched = traffic.some((e) => e.method === "GET" && e.path.includes("/manifests/"));
@@ -96,47 +121,74 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
   );
 
   n.say(`(5) a Task from the cluster: kind=task name=${GREET_TASK}`);
-  await outcome(
-    t,
-    await t.create(
-      newRequest(
-        ns,
-        "cluster-greet",
-        { [LABEL_RESOLVER_TYPE]: "cluster" },
-        { kind: "task", name: GREET_TASK },
+  await n.record(
+    "(5)",
+    `a Task from the cluster: ${GREET_TASK}`,
+    async () =>
+      outcome(
+        t,
+        await t.create(
+          newRequest(
+            ns,
+            "cluster-greet",
+            { [LABEL_RESOLVER_TYPE]: "cluster" },
+            { kind: "task", name: GREET_TASK },
+          ),
+        ),
+        "True",
       ),
-    ),
-    "True",
+    requestOutcome,
   );
 
   n.say(
     `(6) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, name=${GREET_TASK} (kind defaults to task)`,
   );
-  let alias = await t.create(
-    newRequest(ns, "in-cluster-greet", { [LABEL_RESOLVER_ALIAS]: "in-cluster" }, { name: GREET_TASK }),
+  await n.record(
+    "(6)",
+    "the same Task by the alias label in-cluster",
+    async () => {
+      let alias = await t.create(
+        newRequest(ns, "in-cluster-greet", { [LABEL_RESOLVER_ALIAS]: "in-cluster" }, { name: GREET_TASK }),
+      );
+      // the controller sets the canonical label, which is what the cluster resolver watches for
+      alias = await t.until(
+        alias,
+        "canonical label",
+        (rr) => rr.metadata.labels?.[LABEL_RESOLVER_TYPE] === "cluster",
+      );
+      return outcome(t, alias, "True");
+    },
+    requestOutcome,
   );
-  // the controller sets the canonical label, which is what the cluster resolver watches for
-  alias = await t.until(
-    alias,
-    "canonical label",
-    (rr) => rr.metadata.labels?.[LABEL_RESOLVER_TYPE] === "cluster",
-  );
-  await outcome(t, alias, "True");
 
   n.say(`(7) a type no resolver serves: the lifecycle controller times it out after ${DEMO_TIMEOUT}`);
+  // (7)'s clock runs from its creation; (8) happens while it waits
+  const started7 = n.now();
   let nonesuch = await t.create(newRequest(ns, "nonesuch-task", { [LABEL_RESOLVER_TYPE]: "nonesuch" }));
   nonesuch = await t.until(nonesuch, "ResolutionInProgress", succeededIs("Unknown"));
 
   n.say(`(8) a request with no resolver label, meanwhile`);
-  await showAdmissionRejection(c.admin, n, ns);
-  const unlabelled = await t.until(
-    await t.create(newRequest(c.openNamespace, "unlabelled", {})),
-    "failure",
-    isDone,
+  await n.record(
+    "(8)",
+    "no resolver label, admission policy on",
+    () => showAdmissionRejection(c.admin, n, ns),
+    (status) => ({ outcome: "denied", reason: `at admission (HTTP ${status})` }),
+  );
+  const unlabelled = await n.record(
+    "(8)",
+    "no resolver label, admission policy off",
+    async () => t.until(await t.create(newRequest(c.openNamespace, "unlabelled", {})), "failure", isDone),
+    requestOutcome,
   );
 
   n.say(`waiting for (7) to time out`);
-  const timedOut = await t.until(nonesuch, "timeout", isDone);
+  const timedOut = await n.record(
+    "(7)",
+    "a type no resolver serves: nonesuch",
+    () => t.until(nonesuch, "timeout", isDone),
+    requestOutcome,
+    started7,
+  );
   return { fromGit, gitNotFound, fromBundle, bundleNotFound, timedOut, unlabelled };
 }
 
@@ -158,7 +210,7 @@ async function outcome(
  * denied by the apiserver. A freshly installed policy takes a moment to be
  * enforced; anything admitted before that is deleted and tried again.
  */
-async function showAdmissionRejection(admin: KubeClient, n: Narrator, ns: string): Promise<void> {
+async function showAdmissionRejection(admin: KubeClient, n: Narrator, ns: string): Promise<number> {
   const deadline = Date.now() + 10_000;
   for (let attempt = 1; ; attempt++) {
     const name = attempt === 1 ? "unlabelled" : `unlabelled-${attempt}`;
@@ -168,7 +220,7 @@ async function showAdmissionRejection(admin: KubeClient, n: Narrator, ns: string
       if (!isApiError(err) || ![400, 403, 422].includes(err.status)) throw err;
       n.say(`${`${ns}/${name}`.padEnd(30)} denied at admission (HTTP ${err.status}), the apiserver says:`);
       n.say(`  ${serverMessage(err)}`);
-      return;
+      return err.status;
     }
     await admin.delete(resolutionRequests, ns, name);
     if (Date.now() > deadline) throw new Error("the admission policy was not enforced within 10s");

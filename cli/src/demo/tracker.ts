@@ -28,10 +28,12 @@ export class Tracker {
   private readonly refSources = new Set<string>();
   private readonly client: KubeClient;
   private readonly say: Narrator["say"];
+  private readonly narrator: Narrator;
   private readonly signal: AbortSignal;
 
   constructor(client: KubeClient, narrator: Narrator, signal: AbortSignal) {
     this.client = client;
+    this.narrator = narrator;
     this.say = (m) => narrator.say(m);
     this.signal = signal;
   }
@@ -55,12 +57,21 @@ export class Tracker {
     this.say(`${`${rr.metadata.namespace}/${rr.metadata.name}`.padEnd(30)} ${message}`);
   }
 
-  /** Watches one request until `until` holds, narrating what changes on the way. */
-  async until(
+  /** Watches one request until `until` holds, narrating what changes on the way (and progress past a second). */
+  until(
     rr: ResolutionRequest,
     what: string,
     until: (rr: ResolutionRequest) => boolean,
     timeoutMs = 15_000,
+  ): Promise<ResolutionRequest> {
+    return this.narrator.waitFor(`${what} of ${rr.metadata.name}`, this.watch(rr, what, until, timeoutMs));
+  }
+
+  private async watch(
+    rr: ResolutionRequest,
+    what: string,
+    until: (rr: ResolutionRequest) => boolean,
+    timeoutMs: number,
   ): Promise<ResolutionRequest> {
     const { namespace, name } = rr.metadata;
     const deadline = AbortSignal.timeout(timeoutMs);
