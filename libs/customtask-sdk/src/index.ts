@@ -3,6 +3,7 @@
 // what a run is now; the SDK starts, cancels, times out and retries runs with
 // Tekton's reasons for Run and CustomRun alike.
 export { TaskReconciler, type TaskReconcilerDeps } from "./controller.ts";
+export { type Discover, discoverWith, type RunFlavour, runFlavours } from "./flavours.ts";
 export {
   applyStep,
   attemptStart,

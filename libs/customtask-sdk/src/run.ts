@@ -13,6 +13,7 @@ import {
 } from "@quarry/api";
 import { configDuration, type Informer, ServiceRuntime } from "@quarry/kube";
 import { TaskReconciler } from "./controller.ts";
+import { discoverWith, type RunFlavour, runFlavours } from "./flavours.ts";
 import { servesRun } from "./plan.ts";
 import { LABEL_RUN } from "./remote.ts";
 import type { CustomTask } from "./task.ts";
@@ -21,11 +22,10 @@ export interface RunCustomTaskOptions {
   /** The task's ConfigMap in the service's namespace (key `default-timeout`, Tekton's 60m by default). */
   configMap: string;
   /**
-   * Which flavours to serve; by default QUARRY_RUN_FLAVOURS (as the run-controller reads it), else
-   * both. A cluster without the v1alpha1 Run CRD (Tekton today) needs "CustomRun" only: an informer
-   * on a missing resource never syncs, and nothing starts until every informer has.
+   * Which flavours to serve; by default QUARRY_RUN_FLAVOURS (as the run-controller reads it):
+   * `auto` (the default) serves those whose CRD the apiserver serves (flavours.ts).
    */
-  flavours?: readonly ("Run" | "CustomRun")[];
+  flavours?: readonly RunFlavour[];
   runtime?: ServiceRuntime;
 }
 
@@ -42,16 +42,6 @@ export function parseTaskConfig(data: Record<string, string>, defaults: TaskConf
   };
 }
 
-function flavoursFromEnv(): ("Run" | "CustomRun")[] {
-  const text = process.env.QUARRY_RUN_FLAVOURS ?? "Run,CustomRun";
-  return text.split(",").map((f) => {
-    const flavour = f.trim();
-    if (flavour !== "Run" && flavour !== "CustomRun")
-      throw new Error(`QUARRY_RUN_FLAVOURS: unknown flavour "${flavour}" (use Run, CustomRun or both)`);
-    return flavour;
-  });
-}
-
 export async function runCustomTask(task: CustomTask, opts: RunCustomTaskOptions): Promise<ServiceRuntime> {
   const name = `${task.kind.toLowerCase()}-task`;
   const runtime = opts.runtime ?? new ServiceRuntime(name);
@@ -62,7 +52,10 @@ export async function runCustomTask(task: CustomTask, opts: RunCustomTaskOptions
   );
   // only requests made for runs: a custom task has no business with the rest
   const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { labelSelector: LABEL_RUN });
-  for (const flavour of opts.flavours ?? flavoursFromEnv()) {
+  const flavours =
+    opts.flavours ?? (await runFlavours(process.env.QUARRY_RUN_FLAVOURS, discoverWith(runtime.client)));
+  runtime.log.info({ flavours }, "serving run flavours");
+  for (const flavour of flavours) {
     const rt = flavour === "Run" ? runs : customRuns;
     const informer = runtime.informer<Run | CustomRun>(rt) as Informer<AnyRun>;
     const controller = runtime.controller(

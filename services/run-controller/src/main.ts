@@ -9,7 +9,7 @@ import {
   runs,
   runView,
 } from "@quarry/api";
-import { LABEL_RUN, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
+import { discoverWith, LABEL_RUN, runFlavours, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
 import { type Informer, ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
 import { RunReconciler } from "./controller.ts";
@@ -21,11 +21,11 @@ const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultRunControllerConfig, p
 const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { labelSelector: LABEL_RUN });
 const onEnforcement = enforcementCounter(runtime.metrics.meter);
 const pipeTask = new PipeTask({ client: runtime.client, requests });
-const flavours = (process.env.QUARRY_RUN_FLAVOURS ?? "Run,CustomRun").split(",").map((f) => f.trim());
+// auto (the default): the flavours whose CRD is served, so a cluster without runs.tekton.dev works
+const flavours = await runFlavours(process.env.QUARRY_RUN_FLAVOURS, discoverWith(runtime.client));
+runtime.log.info({ flavours }, "serving run flavours");
 
 for (const flavour of flavours) {
-  if (flavour !== "Run" && flavour !== "CustomRun")
-    throw new Error(`QUARRY_RUN_FLAVOURS: unknown flavour ${flavour}`);
   const informer = runtime.informer<AnyRun>(flavour === "Run" ? runs : customRuns);
   const reconciler = new RunReconciler({
     client: runtime.client,
