@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { kinds } from "@quarry/devcluster/kinds";
 import type { KubeClient, KubeObject } from "@quarry/kube";
 import { buildServiceImage } from "../../images/build-layout.ts";
-import { runHelm, services } from "../charts/helm.ts";
+import { helm as helmBinary, repoRoot, runHelm, services } from "../charts/helm.ts";
 import { sharedControlPlane } from "./env.ts";
 
 export { sumMetric } from "./metrics.ts";
@@ -43,6 +43,19 @@ export async function importServiceImages(
 /** helm against the shared control plane as its admin (helm reads a kubeconfig, as an operator's does). */
 export function helm(args: string[]): string {
   return runHelm([...args, "--kubeconfig", sharedControlPlane().adminKubeconfig]);
+}
+
+/** helm as above, without blocking the test's event loop (work goes on while it runs). */
+export async function helmAsync(args: string[]): Promise<string> {
+  const { stdout } = await run(
+    helmBinary(),
+    [...args, "--kubeconfig", sharedControlPlane().adminKubeconfig],
+    {
+      cwd: repoRoot,
+      maxBuffer: 64 << 20,
+    },
+  );
+  return stdout;
 }
 
 interface Deployment extends KubeObject {

@@ -59,7 +59,7 @@ export async function sharedNode(timeoutMs = 40 * 60_000): Promise<SharedNode> {
   return state as SharedNode;
 }
 
-/** The node's taints while it is NotReady (no CNI): pods the scheduler places must tolerate them. */
+/** The taints of a node that is not Ready (yet): scenario pods tolerate them, so a slow start never strands one. */
 export const notReadyTolerations = [
   { key: "node.kubernetes.io/not-ready", operator: "Exists" },
   { key: "node.kubernetes.io/unreachable", operator: "Exists" },

@@ -28,6 +28,7 @@ import yaml from "js-yaml";
 import { pushLayout, taskYaml } from "../fixtures/bundle-scenario.ts";
 import {
   helm,
+  helmAsync,
   importServiceImages,
   podGet,
   servicePods,
@@ -50,7 +51,9 @@ import {
 const RELEASE = "quarry";
 const SYSTEM = "quarry-system";
 const BUCKETS = 6;
+// short while a switched-off source is shown failing; Tekton's default (1m) from the upgrade on
 const GLOBAL_TIMEOUT = "20s";
+const DEFAULT_GLOBAL_TIMEOUT = "1m";
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
 const typeLabel = (type: string) => ({ "resolution.tekton.dev/type": type });
 
@@ -61,6 +64,7 @@ let repo: StandardRepo;
 let registry: Registry;
 let bundleRef: string;
 let valuesFile: string;
+let values: Record<string, Record<string, unknown>>;
 
 before(async () => {
   node = await sharedNode();
@@ -80,12 +84,12 @@ before(async () => {
     const [repository, tag] = images[service]!.split(":");
     return { repository, tag, pullPolicy: "Never" };
   };
-  const values: Record<string, unknown> = {};
+  values = {};
   for (const s of services) values[s] = { image: image(s) };
-  Object.assign(values["lifecycle-controller"] as object, {
+  Object.assign(values["lifecycle-controller"]!, {
     config: { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT },
   });
-  Object.assign(values["git-resolver"] as object, {
+  Object.assign(values["git-resolver"]!, {
     // short leases so a deleted pod's buckets move within seconds
     leaderElection: {
       enabled: true,
@@ -95,7 +99,7 @@ before(async () => {
       retryPeriod: "500ms",
     },
   });
-  Object.assign(values["bundle-resolver"] as object, {
+  Object.assign(values["bundle-resolver"]!, {
     config: { "insecure-registries": registry.host },
   });
   valuesFile = join(tmpdir(), `quarry-in-cluster-values-${process.pid}.yaml`);
@@ -247,6 +251,8 @@ test("deleting quarry-git-resolver switches git off with a clear message; bundle
 
 test("helm upgrade with 3 git replicas: requests spread over the three pods, none resolved twice", async () => {
   const scn = scenario();
+  values["lifecycle-controller"]!.config = { "default-maximum-resolution-timeout": DEFAULT_GLOBAL_TIMEOUT };
+  writeFileSync(valuesFile, yaml.dump(values));
   helm([
     "upgrade",
     RELEASE,
@@ -293,6 +299,90 @@ test("helm upgrade with 3 git replicas: requests spread over the three pods, non
   );
   for (const [pod, n] of delta) assert.ok(n > 0, `${pod} resolved none of ${N}`);
 });
+
+test("a rolling update of the three git pods under a stream of git requests loses none", async () => {
+  const scn = scenario();
+  const old = new Set((await servicePods(scn.admin, SYSTEM, "git-resolver")).map((p) => p.metadata.name));
+  assert.equal(old.size, 3);
+  const made: Promise<ResolutionRequest>[] = [];
+  let streaming = true;
+  // a request every 250 ms before, during and after the rollout
+  const stream = (async () => {
+    for (let i = 0; streaming; i++) {
+      made.push(resolve(gitRequest(`git-roll-${i}`), 120_000));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 2000));
+  const t0 = Date.now();
+  // a changed pod template: the Deployment replaces the pods one by one (maxSurge 1, maxUnavailable
+  // 0 of 3), each old pod getting SIGTERM once its successor is Ready
+  await helmAsync([
+    ...["upgrade", RELEASE, "charts/quarry", "--namespace", SYSTEM, "--values", valuesFile],
+    ...[
+      "--set",
+      "git-resolver.replicas=3",
+      "--set-string",
+      "git-resolver.podAnnotations.quarry-e2e/rollout=1",
+    ],
+    ...["--wait", "--timeout", "5m"],
+  ]);
+  // how each old pod ended: from its SIGTERM to its container's exit, and the exit code
+  const ended = new Map<string, string>();
+  await waitUntil(
+    "only new git pods, three of them Ready",
+    async () => {
+      const all = (
+        await scn.admin.list<Pod>(kinds.Pod!, SYSTEM, {
+          labelSelector: "app.kubernetes.io/name=git-resolver",
+        })
+      ).items;
+      for (const p of all.filter((p) => old.has(p.metadata.name))) {
+        const t = p.status?.containerStatuses?.[0]?.state?.terminated as
+          | { exitCode: number; finishedAt?: string }
+          | undefined;
+        // deletionTimestamp is the deletion plus the grace period (30 s)
+        const deleted = p.metadata.deletionTimestamp;
+        if (t?.finishedAt && deleted)
+          ended.set(
+            p.metadata.name!,
+            `exit ${t.exitCode} ${(Date.parse(t.finishedAt) - Date.parse(deleted) + 30_000) / 1000}s after SIGTERM`,
+          );
+      }
+      const ready = await servicePods(scn.admin, SYSTEM, "git-resolver");
+      return all.every((p) => !old.has(p.metadata.name)) && ready.length === 3;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+  const rolloutMs = Date.now() - t0;
+  await new Promise((r) => setTimeout(r, 2000));
+  streaming = false;
+  await stream;
+  const done = await Promise.all(made);
+  const took = done.map((rr) => ({ rr, s: secondsToFinish(rr) })).sort((a, b) => b.s - a.s);
+  console.log(
+    `rolling update took ${rolloutMs} ms; ${done.length} git requests made around it; ` +
+      `slowest ${took
+        .slice(0, 5)
+        .map(({ rr, s }) => `${rr.metadata.name} ${s}s (accepted by ${acceptedBy(rr)})`)
+        .join(", ")}`,
+  );
+  console.log(`old pods: ${[...ended].map(([p, e]) => `${p} ${e}`).join(", ") || "none seen exiting"}`);
+  assert.ok(done.length >= 20, `only ${done.length} requests made`);
+  const failed = done
+    .filter((rr) => !resolvedOk(rr))
+    .map((rr) => `${rr.metadata.name}: ${succeeded(rr)?.message}`);
+  assert.deepEqual(failed, []);
+});
+
+/** Whole seconds from a request's creation to its Succeeded condition (the apiserver's stamps). */
+function secondsToFinish(rr: ResolutionRequest): number {
+  const end = succeeded(rr)?.lastTransitionTime;
+  const start = rr.metadata.creationTimestamp;
+  return end && start ? (Date.parse(end) - Date.parse(start)) / 1000 : Number.NaN;
+}
+
+const acceptedBy = (rr: ResolutionRequest) => rr.status?.annotations?.["quarry.dev/accepted-by"] ?? "-";
 
 async function gitBucketHolders(): Promise<Map<string, string>> {
   const list = await scenario().admin.list<Lease>(leases, SYSTEM, {

@@ -2,9 +2,10 @@
 // openssl from the locally built tools image and writes a certificate into an
 // emptyDir, the waiting container keeps it, and the file comes back through
 // the exec subresource (apiserver -> kubelet -> containerd). kube-scheduler
-// places a pod without nodeName that tolerates the NotReady node (and not one
-// that does not), and kube-controller-manager's garbage collector deletes a
-// dependent once its owner is gone.
+// places a pod without nodeName on the Ready node, where it gets an address on
+// the pod network (and not one whose nodeSelector no node matches), and
+// kube-controller-manager's garbage collector deletes a dependent once its
+// owner is gone.
 import assert from "node:assert/strict";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { before, test } from "node:test";
@@ -87,17 +88,21 @@ test("an init container writes a certificate with openssl; exec reads it back", 
   );
 });
 
-test("kube-scheduler places a pod that tolerates the NotReady node, and not one that does not", async () => {
+test("kube-scheduler places a pod on the Ready node (on the pod network), and not one no node matches", async () => {
   const scn = scenario();
   const spec = { containers: [{ name: "wait", command: ["sleep", "3600"] }] };
-  await scn.admin.create<Pod>(pods, nodePod(node, scn.namespace, "scheduled", spec));
-  const intolerant = nodePod(node, scn.namespace, "unschedulable", spec);
-  intolerant.spec.tolerations = [];
-  await scn.admin.create<Pod>(pods, intolerant);
+  const onNetwork = nodePod(node, scn.namespace, "scheduled", spec);
+  delete onNetwork.spec.hostNetwork;
+  await scn.admin.create<Pod>(pods, onNetwork);
+  const unmatched = nodePod(node, scn.namespace, "unschedulable", spec);
+  unmatched.spec.nodeSelector = { "quarry.dev/e2e": "no-such-node" };
+  await scn.admin.create<Pod>(pods, unmatched);
 
   const placed = await waitForPod(scn.admin, scn.namespace, "scheduled", initDoneAndRunning);
   assert.equal(placed.spec.nodeName, node.name);
   assert.equal(placed.status?.conditions?.find((c) => c.type === "PodScheduled")?.status, "True");
+  // the CNI bridge gave it an address of its own (pod-network.ts), not the host's
+  assert.match((placed.status as { podIP?: string }).podIP ?? "", /^198\.18\.0\.\d+$/);
 
   const pending = await waitForPod(
     scn.admin,
@@ -109,18 +114,17 @@ test("kube-scheduler places a pod that tolerates the NotReady node, and not one 
   assert.equal(pending.spec.nodeName, undefined);
   assert.match(
     pending.status?.conditions?.find((c) => c.type === "PodScheduled")?.message ?? "",
-    /untolerated taint/,
+    /didn't match Pod's node affinity\/selector/,
   );
-  // the taint the NodeTaint admission plugin gives a new Node; without nodelifecycle and a CNI it stays
-  const n = await scn.admin.get<KubeObject & { spec: { taints?: { key: string; effect: string }[] } }>(
-    nodes,
-    undefined,
-    node.name,
-  );
-  assert.deepEqual(
-    n.spec.taints?.map((t) => `${t.key}:${t.effect}`),
-    ["node.kubernetes.io/not-ready:NoSchedule"],
-  );
+  // Ready, and nodelifecycle lifted the not-ready taint the NodeTaint admission plugin put on it
+  const n = await scn.admin.get<
+    KubeObject & {
+      spec: { taints?: { key: string; effect: string }[] };
+      status: { conditions?: { type: string; status: string }[] };
+    }
+  >(nodes, undefined, node.name);
+  assert.equal(n.status.conditions?.find((c) => c.type === "Ready")?.status, "True");
+  assert.deepEqual(n.spec.taints ?? [], []);
   for (const name of ["scheduled", "unschedulable"])
     await scn.admin.delete(pods, scn.namespace, name, { gracePeriodSeconds: 1 });
 });
