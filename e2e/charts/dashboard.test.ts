@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
+import { interpolate, legendOf, rateInterval } from "../../bench/dashboard/render.ts";
 import { type ExportedMetric, exportedMetrics, instrumentNames } from "./exported-metrics.ts";
 import { chartsDir, find, template } from "./helm.ts";
 import { labelNames, labelValuesQuery, metricNames } from "./promql.ts";
@@ -270,5 +271,47 @@ describe("the umbrella's dashboard ConfigMap", () => {
     assert.equal(meta.labels.grafana_dashboard, undefined);
     assert.equal(meta.labels.team, "ci");
     assert.deepEqual(meta.annotations, { grafana_folder: "Quarry" });
+  });
+});
+
+// bench/render-dashboard.ts draws the operator guide's picture of this dashboard from the queries
+// it would send: they must be the queries Grafana would send.
+describe("the screenshot renderer's reading of the dashboard", () => {
+  const range = { start: 0, end: 720, step: 10, scrape: 10 };
+
+  test("Grafana's macros: $__rate_interval = max($__interval + scrape, 4 × scrape), $__range", () => {
+    assert.equal(rateInterval(range), 40);
+    assert.equal(rateInterval({ ...range, step: 60 }), 70);
+    assert.equal(
+      interpolate("rate(x[$__rate_interval]) + increase(y[$__range]) + z[$__interval]", {}, range),
+      "rate(x[40s]) + increase(y[720s]) + z[10s]",
+    );
+  });
+
+  test("multi-value variables become a regex alternation, values escaped; one value stays plain", () => {
+    const vars = { namespace: ["quarry-system"], service: ["quarry-a-metrics", "b.c"] };
+    assert.equal(
+      // $service in its braced form too
+      interpolate(
+        `x{namespace=~"$namespace", service=~"${DATASOURCE_VAR.replace("datasource", "service")}"}`,
+        vars,
+        range,
+      ),
+      'x{namespace=~"quarry-system", service=~"(quarry-a-metrics|b\\\\.c)"}',
+    );
+  });
+
+  test("every query of the dashboard is left with no Grafana variable", () => {
+    const vars = { namespace: ["quarry-system"], service: ["quarry-git-resolver-metrics"] };
+    for (const { where, expr } of queries(dashboard)) {
+      if (where.startsWith("variable")) continue;
+      assert.doesNotMatch(interpolate(expr, vars, range), /\$/, where);
+    }
+  });
+
+  test("legends from legendFormat, as Grafana writes them", () => {
+    assert.equal(legendOf("{{type}} {{ outcome }}", { type: "git", outcome: "failed" }), "git failed");
+    assert.equal(legendOf("{{pod}}", {}), "");
+    assert.equal(legendOf(undefined, { a: "1" }), '{a="1"}');
   });
 });
