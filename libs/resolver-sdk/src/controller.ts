@@ -100,8 +100,11 @@ export class ResolverReconciler implements Reconciler {
         outcome = "retried";
         throw err;
       } finally {
+        const seconds = (performance.now() - started) / 1000;
         this.deps.metrics.inflight(type, -1);
-        this.deps.metrics.duration(type, outcome, (performance.now() - started) / 1000);
+        this.deps.metrics.duration(type, outcome, seconds);
+        // one line per step, the metric's twin: a replica's count survives its exit (rolling updates)
+        this.deps.log.debug({ key, outcome, attempt, ms: Math.round(seconds * 1000) }, "resolution step");
       }
     });
   }
