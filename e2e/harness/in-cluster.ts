@@ -111,3 +111,37 @@ export async function podGet(pod: Pod, path: string): Promise<string> {
   const res = await fetch(`http://${ip}:8080${path}`, { signal: AbortSignal.timeout(5000) });
   return res.text();
 }
+
+/**
+ * What a helm release left: namespaced objects in `namespace` (but the namespace's own default
+ * ServiceAccount and kube-root-ca.crt), and ClusterRoles and ClusterRoleBindings named `prefix…`.
+ */
+export async function releaseLeftovers(
+  admin: KubeClient,
+  namespace: string,
+  prefix: string,
+): Promise<string[]> {
+  const left: string[] = [];
+  const namespaced = [
+    "Deployment",
+    "ReplicaSet",
+    "Pod",
+    "ServiceAccount",
+    "ConfigMap",
+    "Service",
+    "Role",
+    "RoleBinding",
+    "Lease",
+  ];
+  for (const kind of namespaced)
+    for (const o of (await admin.list<KubeObject>(kinds[kind]!, namespace)).items)
+      if (
+        !(kind === "ServiceAccount" && o.metadata.name === "default") &&
+        o.metadata.name !== "kube-root-ca.crt"
+      )
+        left.push(`${kind} ${o.metadata.name}`);
+  for (const kind of ["ClusterRole", "ClusterRoleBinding"])
+    for (const o of (await admin.list<KubeObject>(kinds[kind]!, undefined)).items)
+      if (o.metadata.name?.startsWith(prefix)) left.push(`${kind} ${o.metadata.name}`);
+  return left;
+}

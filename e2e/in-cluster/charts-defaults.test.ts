@@ -12,7 +12,7 @@ import { applyObject } from "@quarry/devcluster/apply";
 import { kinds } from "@quarry/devcluster/kinds";
 import { waitUntil } from "@quarry/devcluster/wait";
 import type { KubeObject } from "@quarry/kube";
-import { helm, services } from "../harness/in-cluster.ts";
+import { helm, releaseLeftovers, services } from "../harness/in-cluster.ts";
 import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("charts-defaults");
@@ -52,29 +52,7 @@ for (const service of services) {
     );
 
     helm(["uninstall", service, "--namespace", ns, "--wait", "--timeout", "2m"]);
-    const left = async () => {
-      const out: string[] = [];
-      for (const kind of [
-        "Deployment",
-        "ReplicaSet",
-        "Pod",
-        "ServiceAccount",
-        "ConfigMap",
-        "Service",
-        "Role",
-        "RoleBinding",
-      ])
-        for (const o of (await scn.admin.list<KubeObject>(kinds[kind]!, ns)).items)
-          if (
-            !(kind === "ServiceAccount" && o.metadata.name === "default") &&
-            o.metadata.name !== "kube-root-ca.crt"
-          )
-            out.push(`${kind} ${o.metadata.name}`);
-      for (const kind of ["ClusterRole", "ClusterRoleBinding"])
-        for (const o of (await scn.admin.list<KubeObject>(kinds[kind]!, undefined)).items)
-          if (o.metadata.name?.startsWith(`quarry-${service}`)) out.push(`${kind} ${o.metadata.name}`);
-      return out;
-    };
+    const left = () => releaseLeftovers(scn.admin, ns, `quarry-${service}`);
     await waitUntil("nothing left of the release", async () => (await left()).length === 0, {
       timeoutMs: 60_000,
       intervalMs: 500,

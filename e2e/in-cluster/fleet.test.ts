@@ -31,6 +31,7 @@ import {
   helmAsync,
   importServiceImages,
   podGet,
+  releaseLeftovers,
   servicePods,
   services,
   sumMetric,
@@ -123,6 +124,20 @@ function gitRequest(name: string, path = "task.yaml"): ResolutionRequest {
   });
 }
 
+/** The umbrella release with the suite's values, as `helm install|upgrade` takes it. */
+const umbrella = () => [RELEASE, "charts/quarry", "--namespace", SYSTEM, "--values", valuesFile];
+
+const bundleRequest = (name: string) =>
+  newRequest(scenario().namespace, name, typeLabel("bundles"), {
+    bundle: bundleRef,
+    name: "hello",
+    kind: "task",
+  });
+
+/** The Task `local-task` the second test creates in the tenant namespace. */
+const clusterRequest = (name: string) =>
+  newRequest(scenario().namespace, name, typeLabel("cluster"), { kind: "task", name: "local-task" });
+
 async function resolve(rr: ResolutionRequest, timeoutMs = 60_000): Promise<ResolutionRequest> {
   const scn = scenario();
   await createRequest(scn.admin, rr);
@@ -161,18 +176,7 @@ test("helm installs the umbrella into a restricted namespace; every service is R
     metadata: { name: SYSTEM, labels: restricted },
   });
   const t0 = Date.now();
-  helm([
-    "install",
-    RELEASE,
-    "charts/quarry",
-    "--namespace",
-    SYSTEM,
-    "--values",
-    valuesFile,
-    "--wait",
-    "--timeout",
-    "5m",
-  ]);
+  helm(["install", ...umbrella(), "--wait", "--timeout", "5m"]);
   await waitDeploymentsAvailable(scn.admin, SYSTEM);
   console.log(`helm install to every Deployment available: ${Date.now() - t0} ms`);
   for (const s of services) {
@@ -196,16 +200,8 @@ test("git, bundle and cluster requests resolve through the in-cluster fleet", as
   await applyObject(scn.admin, taskManifest(scn.namespace, "local-task"));
   const [g, b, c] = await Promise.all([
     resolve(gitRequest("git-first")),
-    resolve(
-      newRequest(scn.namespace, "bundle-first", typeLabel("bundles"), {
-        bundle: bundleRef,
-        name: "hello",
-        kind: "task",
-      }),
-    ),
-    resolve(
-      newRequest(scn.namespace, "cluster-first", typeLabel("cluster"), { kind: "task", name: "local-task" }),
-    ),
+    resolve(bundleRequest("bundle-first")),
+    resolve(clusterRequest("cluster-first")),
   ]);
   for (const rr of [g, b, c]) assertResolved(rr);
   assert.match(dataOf(g), /kind: Task/);
@@ -230,16 +226,8 @@ test("deleting quarry-git-resolver switches git off with a clear message; bundle
   );
   const [g, b, c] = await Promise.all([
     resolve(gitRequest("git-off"), 60_000),
-    resolve(
-      newRequest(scn.namespace, "bundle-on", typeLabel("bundles"), {
-        bundle: bundleRef,
-        name: "hello",
-        kind: "task",
-      }),
-    ),
-    resolve(
-      newRequest(scn.namespace, "cluster-on", typeLabel("cluster"), { kind: "task", name: "local-task" }),
-    ),
+    resolve(bundleRequest("bundle-on")),
+    resolve(clusterRequest("cluster-on")),
   ]);
   const cond = succeeded(g);
   assert.equal(cond?.status, "False");
@@ -253,20 +241,7 @@ test("helm upgrade with 3 git replicas: requests spread over the three pods, non
   const scn = scenario();
   values["lifecycle-controller"]!.config = { "default-maximum-resolution-timeout": DEFAULT_GLOBAL_TIMEOUT };
   writeFileSync(valuesFile, yaml.dump(values));
-  helm([
-    "upgrade",
-    RELEASE,
-    "charts/quarry",
-    "--namespace",
-    SYSTEM,
-    "--values",
-    valuesFile,
-    "--set",
-    "git-resolver.replicas=3",
-    "--wait",
-    "--timeout",
-    "5m",
-  ]);
+  helm(["upgrade", ...umbrella(), "--set", "git-resolver.replicas=3", "--wait", "--timeout", "5m"]);
   await waitDeploymentsAvailable(scn.admin, SYSTEM, ["quarry-git-resolver"]);
   // every bucket held, two per pod (each takes at most ceil(6 / 3))
   await waitUntil(
@@ -318,7 +293,8 @@ test("a rolling update of the three git pods under a stream of git requests lose
   // a changed pod template: the Deployment replaces the pods one by one (maxSurge 1, maxUnavailable
   // 0 of 3), each old pod getting SIGTERM once its successor is Ready
   await helmAsync([
-    ...["upgrade", RELEASE, "charts/quarry", "--namespace", SYSTEM, "--values", valuesFile],
+    "upgrade",
+    ...umbrella(),
     ...[
       "--set",
       "git-resolver.replicas=3",
@@ -418,52 +394,25 @@ test("deleting one of the three git pods moves its buckets and loses no request"
   );
 });
 
-/** What a release left in its namespace and cluster-wide, but the namespace's own objects. */
-async function leftovers(): Promise<string[]> {
-  const admin = scenario().admin;
-  const left: string[] = [];
-  const namespaced = [
-    "Deployment",
-    "ReplicaSet",
-    "Pod",
-    "ServiceAccount",
-    "ConfigMap",
-    "Service",
-    "Role",
-    "RoleBinding",
-    "Lease",
-  ];
-  for (const kind of namespaced) {
-    const items = (await admin.list<KubeObject>(kinds[kind]!, SYSTEM)).items.filter(
-      // the default ServiceAccount and the root CA the controller-manager puts in every namespace
-      (o) =>
-        !(kind === "ServiceAccount" && o.metadata.name === "default") &&
-        !(kind === "ConfigMap" && o.metadata.name === "kube-root-ca.crt"),
-    );
-    left.push(...items.map((o) => `${kind} ${o.metadata.name}`));
-  }
-  for (const kind of ["ClusterRole", "ClusterRoleBinding"]) {
-    const items = (await admin.list<KubeObject>(kinds[kind]!, undefined)).items;
-    left.push(
-      ...items.filter((o) => o.metadata.name?.startsWith("quarry")).map((o) => `${kind} ${o.metadata.name}`),
-    );
-  }
-  return left;
-}
-
 test("helm uninstall leaves nothing behind but the kept CRDs", async () => {
   const scn = scenario();
   assert.ok(
-    (await leftovers()).some((l) => l.startsWith("Lease git-resolver.")),
+    (await releaseLeftovers(scenario().admin, SYSTEM, "quarry")).some((l) =>
+      l.startsWith("Lease git-resolver."),
+    ),
     "the services made Leases",
   );
   helm(["uninstall", RELEASE, "--namespace", SYSTEM, "--wait", "--timeout", "3m"]);
   // pods stop within their grace period; the garbage collector then takes what the ConfigMaps owned
-  await waitUntil("nothing left of the release", async () => (await leftovers()).length === 0, {
-    timeoutMs: 90_000,
-    intervalMs: 1000,
-  }).catch(() => {});
-  assert.deepEqual(await leftovers(), []);
+  await waitUntil(
+    "nothing left of the release",
+    async () => (await releaseLeftovers(scenario().admin, SYSTEM, "quarry")).length === 0,
+    {
+      timeoutMs: 90_000,
+      intervalMs: 1000,
+    },
+  ).catch(() => {});
+  assert.deepEqual(await releaseLeftovers(scn.admin, SYSTEM, "quarry"), []);
   // the CRDs stay (helm.sh/resource-policy: keep), and so do the requests in them
   const kept = [
     "resolutionrequests.resolution.tekton.dev",
