@@ -8,7 +8,7 @@ import { bucketOf, memberLeaseName } from "./bucket-hash.ts";
 import { BucketSet, type BucketSetOptions } from "./bucket-set.ts";
 import type { KubeClient, KubeObject } from "./client.ts";
 import { FakeClock } from "./clock.ts";
-import type { LeaseTiming } from "./elector.ts";
+import { type LeaseTiming, UNCLAIMED_AFTER_RETRIES } from "./elector.ts";
 import { FakeKubeClient } from "./fake-client.ts";
 import { type Lease, leases } from "./lease.ts";
 import { configMaps } from "./resources.ts";
@@ -262,4 +262,30 @@ test("without the owner ConfigMap the Leases are created all the same, unowned",
   assert.deepEqual(a.set.status().held, ["svc.00-of-01"]);
   for (const l of (await f.fake.list<Lease>(leases, NS)).items)
     assert.equal(l.metadata.ownerReferences, undefined);
+});
+
+test("a rolling update's step (a replica joins, an old one stops): no bucket waits for a Lease to expire", async () => {
+  const f = fleet(6);
+  await f.add("a");
+  await f.add("b");
+  await f.add("c");
+  await f.run(20_000);
+  assert.deepEqual(heldCounts(f.replicas), [2, 2, 2]);
+  // the surge replica joins: peers count 4 and hand one bucket over to it
+  await f.add("d");
+  await f.run(TIMING.retryPeriodMs);
+  // then the old one is SIGTERMed while peers may still count it: its buckets are released
+  await f.replicas[0]!.set.stop();
+  const stoppedAt = f.clock.now();
+  let allHeldAt: number | undefined;
+  for (let t = 0; t < TIMING.leaseDurationMs && allHeldAt === undefined; t += 250) {
+    await f.run(250);
+    if (f.holders().every((h) => h.filter((id) => id !== "a").length === 1)) allHeldAt = f.clock.now();
+  }
+  assert.ok(allHeldAt !== undefined, "a bucket stayed unheld for a lease duration");
+  const bound = (UNCLAIMED_AFTER_RETRIES + 2) * TIMING.retryPeriodMs;
+  assert.ok(
+    allHeldAt - stoppedAt <= bound,
+    `every bucket held again after ${allHeldAt - stoppedAt} ms (> ${bound})`,
+  );
 });

@@ -179,7 +179,8 @@ export class BucketSet {
   }
 
   private canAcquire(_index: number, reason: AcquireReason): boolean {
-    if (reason === "expired") return true;
+    // availability first: a silent holder's bucket, or one no replica below its share took
+    if (reason !== "free") return true;
     const taken = this.electors.filter((e) => e.state === "leading" || e.state === "acquiring").length;
     return taken < this.shares().ceil;
   }
@@ -196,13 +197,15 @@ export class BucketSet {
     if (excess <= 0 && mine.length > floor && this.fullestWhileOneStarves(members, floor, mine.length))
       excess = 1;
     if (excess <= 0) return;
-    // After taking a bucket from a silent holder, hold still for a lease duration: that holder's
-    // member Lease may look live for as long, and handing buckets to its share would leave them
-    // unowned until it expires.
+    // After taking a bucket from a silent holder (or one nobody took), hold still for a lease
+    // duration: that holder's member Lease may look live for as long, and handing buckets to its
+    // share would leave them unowned until it expires (and an unclaimed one would go round again).
     const now = this.clock.now();
     const settled = this.electors.every((e) => {
       const term = e.leadingSince();
-      return term?.reason !== "expired" || now - term.at >= this.opts.timing.leaseDurationMs;
+      return (
+        term === undefined || term.reason === "free" || now - term.at >= this.opts.timing.leaseDurationMs
+      );
     });
     if (!settled) return;
     const give = mine.slice(-excess);

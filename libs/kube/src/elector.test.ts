@@ -313,3 +313,40 @@ test("a renewal whose answer comes after the deadline does not resume leading by
   await h.run(2_000);
   assert.deepEqual(h.events, ["gained@0", "lost@10000", "gained@12000"]);
 });
+
+test("a free Lease no replica below its share takes: anyone takes it as unclaimed after 3 retry periods, not before", async () => {
+  const asked: AcquireReason[] = [];
+  // at its share: refuses a free Lease, takes anything else
+  const h = harness({
+    given: { holderIdentity: "", leaseDurationSeconds: 1, leaseTransitions: 3 },
+    canAcquire: (r) => {
+      asked.push(r);
+      return r !== "free";
+    },
+  });
+  h.elector.start();
+  // rounds every 2 s from 0: free at 0, 2 and 4 s; unclaimed from 6 s (3 × 2 s)
+  await h.run(4_000);
+  assert.deepEqual(asked, ["free", "free", "free"]);
+  assert.deepEqual(writes(h.fake), []);
+  await h.run(2_000);
+  assert.deepEqual(asked.at(-1), "unclaimed");
+  assert.deepEqual(h.events, ["gained@6000"]);
+  assert.equal(h.elector.leadingSince()?.reason, "unclaimed");
+});
+
+test("a Lease this replica handed over is not taken back as unclaimed: only once expired", async () => {
+  let atShare = false;
+  const h = harness({ canAcquire: (r) => !atShare || r !== "free" });
+  h.elector.start();
+  await h.run(0);
+  atShare = true;
+  await h.elector.handOver(async () => {});
+  assert.equal((await h.fake.get<Lease>(leases, NS, NAME)).spec?.holderIdentity, "");
+  // unclaimed from 6 s after the release, yet left to the others until a lease duration passed
+  await h.run(14_000);
+  assert.deepEqual(h.events, ["gained@0", "lost@0"]);
+  await h.run(2_000);
+  assert.deepEqual(h.events, ["gained@0", "lost@0", "gained@16000"]);
+  assert.equal(h.elector.leadingSince()?.reason, "expired");
+});

@@ -49,10 +49,15 @@ export type ElectorState = "following" | "acquiring" | "leading" | "releasing" |
 
 /**
  * Why a Lease may be taken: `free`, nobody holds it (missing, released, or recorded as ours);
- * `expired`, its holder went silent, or it has stayed free for a whole lease duration (nobody
- * whose share allowed it took it, so anyone should).
+ * `unclaimed`, it has stayed free for UNCLAIMED_AFTER_RETRIES retry periods (every replica whose
+ * share allowed it had a round to take it, and none did: a share view that counts a replica
+ * already gone, as in a rolling update's step, would otherwise leave it unowned until it expires);
+ * `expired`, its holder went silent, or it has stayed free for a whole lease duration.
  */
-export type AcquireReason = "free" | "expired";
+export type AcquireReason = "free" | "unclaimed" | "expired";
+
+/** Retry periods a free Lease waits for a replica below its share before anyone may take it. */
+export const UNCLAIMED_AFTER_RETRIES = 3;
 
 export interface ElectorHooks {
   /** Asked, synchronously, before taking a Lease; false leaves it (a Lease recorded as ours is then released). */
@@ -252,17 +257,21 @@ export class LeaseElector {
   private async maybeAcquire(lease: Lease | undefined, started: number): Promise<void> {
     const holder = lease?.spec?.holderIdentity;
     const unheld = !holder || holder === this.identity;
-    const quiet = this.clock.now() - (this.observed?.at ?? 0) >= this.opts.timing.leaseDurationMs;
+    const ours = holder === this.identity;
+    const { leaseDurationMs, retryPeriodMs } = this.opts.timing;
+    const unchangedMs = this.clock.now() - (this.observed?.at ?? 0);
     const reason: AcquireReason | undefined = unheld
-      ? quiet
+      ? unchangedMs >= leaseDurationMs
         ? "expired"
-        : "free"
+        : !ours && unchangedMs >= UNCLAIMED_AFTER_RETRIES * retryPeriodMs
+          ? "unclaimed"
+          : "free"
       : this.expired()
         ? "expired"
         : undefined;
     if (reason === undefined) return;
-    const ours = holder === this.identity;
-    if (reason === "free" && !ours && started < this.notBefore) return;
+    // a Lease this replica handed over is left to the others (unless its holder went silent)
+    if (reason !== "expired" && !ours && started < this.notBefore) return;
     if (!this.opts.hooks.canAcquire(reason)) {
       // recorded as ours (a restart under the same identity) but not wanted: let a peer have it now
       if (ours && lease) await this.write(lease, this.cleared(lease, started));

@@ -32,6 +32,7 @@ export {
   LeaseElector,
   type LeaseElectorOptions,
   type LeaseTiming,
+  UNCLAIMED_AFTER_RETRIES,
 } from "./elector.ts";
 export {
   ApiError,
