@@ -14,11 +14,9 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { LABEL_RESOLVER_TYPE } from "@quarry/api";
-import { applyObject } from "@quarry/devcluster/apply";
 import type { ControlPlane } from "@quarry/devcluster/controlplane";
 import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
-import { newRequest, newScenario, taskManifest } from "../e2e/harness/scenario.ts";
+import { newScenario } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
@@ -29,6 +27,7 @@ import { resolverView } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log } from "./lib/run.ts";
 import { BenchServices, type ServiceFigures } from "./lib/service-stats.ts";
 import { round, table } from "./lib/stats.ts";
+import { applyClusterTasks, clusterRequest } from "./lib/workloads.ts";
 
 const USAGE = `usage: node bench/cluster-hot.ts [options]
   --requests N      measured requests (default 1000)
@@ -63,8 +62,6 @@ const TASKS = intFlag("tasks", flags.tasks, 1, USAGE);
 const WITH_FLOOR = flags["with-floor"];
 const CLOSED_LOOP = flags["closed-loop"];
 const LOG_LEVEL = flags["log-level"];
-
-const taskName = (i: number) => `bench-task-${String(i % TASKS).padStart(3, "0")}`;
 
 /** The figures of a phase that go to the JSON result (no per-request samples, no /metrics text). */
 function phaseJson(p: PhaseResult, controllers: Record<string, ServiceFigures>) {
@@ -143,21 +140,11 @@ try {
 
   // ---- the cluster resolver ----
   const scn = await newScenario("bench-cluster", { cp: info });
-  for (let i = 0; i < TASKS; i++) await applyObject(admin, taskManifest(scn.namespace, taskName(i)));
+  await applyClusterTasks(admin, scn.namespace, TASKS);
   const lc = await services.start(scn, "lifecycle-controller");
   const resolver = await services.start(scn, "cluster-resolver");
   const clusterSend = async (client: KubeClient, name: string, i: number, s: Sample) => {
-    await createWithRetry(
-      client,
-      newRequest(
-        scn.namespace,
-        name,
-        { [LABEL_RESOLVER_TYPE]: "cluster" },
-        { kind: "task", name: taskName(i) },
-      ),
-      clientStats,
-      run.signal,
-    );
+    await createWithRetry(client, clusterRequest(scn.namespace, name, i, TASKS), clientStats, run.signal);
     s.created = performance.now();
   };
   const phase = await runPhase({

@@ -32,17 +32,16 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { buildBinaries, type ControlPlane } from "@quarry/devcluster/controlplane";
-import type { AccessEntry, GitServer } from "@quarry/devcluster/git-server";
+import type { GitServer } from "@quarry/devcluster/git-server";
 import { startGitServer } from "@quarry/devcluster/git-server";
 import { errorMessage, type KubeClient, settingsFromEnv } from "@quarry/kube";
-import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
+import { newScenario } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { loadOptions, loadSizes, selectPhases } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
-import { bulkPath, commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./lib/git-repo.ts";
+import { bulkPath, commitFiles, taskYaml } from "./lib/git-repo.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
 import {
   apiCallRows,
@@ -65,6 +64,7 @@ import { metricDelta, resolverView } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
 import { BenchServices, logWarnings, MiB } from "./lib/service-stats.ts";
 import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
+import { buildGitWorkload, configureGitNamespace, gitRequest, gitServerRequests } from "./lib/workloads.ts";
 
 const PHASES = ["cold", "new-commit", "hot", "hot-pinned", "hot-sdk"] as const;
 type PhaseName = (typeof PHASES)[number];
@@ -119,21 +119,9 @@ const LOG_LEVEL = flags["log-level"];
 const WITH_FLOOR = flags.floor;
 const phaseNames = selectPhases(flags.phases, PHASES, USAGE);
 
-const taskPath = (i: number) => `tasks/t-${String(i % FILES).padStart(5, "0")}.yaml`;
 /** Files the new commit changes: spread evenly over the requested ones. */
 const changedFiles = (): number[] =>
   Array.from({ length: CHANGED }, (_, k) => Math.floor((k * Math.min(N, FILES)) / Math.max(1, CHANGED)));
-
-/** What the git server answered in a window, by kind: "GET info/refs", "POST ls-refs", "POST fetch". */
-function serverRequests(entries: readonly AccessEntry[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const e of entries) {
-    const kind = e.method === "GET" ? `GET ${e.path.replace(/^.*\.git\//, "")}` : `POST ${e.command ?? "?"}`;
-    const key = e.status === 200 ? kind : `${kind} ${e.status}`;
-    out[key] = (out[key] ?? 0) + 1;
-  }
-  return out;
-}
 
 // ---- the run ----
 
@@ -181,30 +169,8 @@ try {
   // ---- the git server and its repositories ----
   const gitServer = await startGitServer();
   server = gitServer;
-  const bare = join(gitServer.root, "bench.git");
-  const bulkFiles = Math.round((BULK_MB * 1024) / 16);
-  log(`building bench.git: ${FILES} Task files, ${bulkFiles} files of 16 KiB with 20 commits of history`);
-  await initBare(bare);
-  if (bulkFiles > 0) {
-    await fastImport(
-      bare,
-      historyCommits({
-        files: bulkFiles,
-        fileBytes: 16 * 1024,
-        commits: 20,
-        filesPerCommit: 10,
-        dir: "bulk",
-      }),
-    );
-  }
-  const tasks: Record<string, string> = {};
-  for (let i = 0; i < FILES; i++) tasks[taskPath(i)] = taskYaml(`t-${i}`, "v1");
-  const c1 = await commitFiles(bare, "main", tasks, "tasks", bulkFiles > 0 ? undefined : "");
-  const warmBare = join(gitServer.root, "warmup.git");
-  await initBare(warmBare);
-  await commitFiles(warmBare, "main", { "task.yaml": taskYaml("warm-up") }, "warm-up", "");
-  const url = gitServer.url("bench.git");
-  const warmUrl = gitServer.url("warmup.git");
+  const workload = await buildGitWorkload(gitServer, { files: FILES, bulkMb: BULK_MB });
+  const { bare, c1, bulkFiles, url, taskPath } = workload;
 
   // ---- the control plane ----
   const {
@@ -239,11 +205,7 @@ try {
 
   // ---- the git resolver ----
   const scn = await newScenario("bench-git", { cp: info });
-  const allowed = `${gitServer.baseUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/.*`;
-  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed });
-  await setConfig(scn, "lifecycle-controller-config", {
-    "default-maximum-resolution-timeout": flags["lifecycle-timeout"],
-  });
+  await configureGitNamespace(scn, gitServer, flags["lifecycle-timeout"]);
   const lc = await services.start(scn, "lifecycle-controller");
   if (flags["git-rss"]) shim = new GitTimeShim();
   const cpuProf = flags["cpu-prof"];
@@ -306,12 +268,9 @@ try {
         };
       }
       const warm = reqName.startsWith("warm-") && !warmToMeasured;
-      const params = warm
-        ? { url: warmUrl, revision: "main", pathInRepo: "task.yaml", cache: "never" }
-        : { url, revision: revision(), pathInRepo: taskPath(i), cache };
       await createWithRetry(
         client,
-        newRequest(scn.namespace, reqName, { [LABEL_RESOLVER_TYPE]: "git" }, params),
+        gitRequest(workload, scn.namespace, reqName, i, { revision: revision(), cache, warm }),
         clientStats,
         run.signal,
       );
@@ -344,7 +303,7 @@ try {
     const serverCpu = reapedChildrenCpuSeconds(process.pid) - w.serverCpu0;
     const procs = shim?.take();
     const measured = gitServer.log.slice(w.serverLogAt);
-    const byKind = serverRequests(measured);
+    const byKind = gitServerRequests(measured);
     const first = [...phase.batch.samples]
       .sort((a, b) => a.t0 - b.t0)
       .slice(0, CONCURRENCY)

@@ -98,6 +98,31 @@ export class BenchServices {
     return { svc, stats: s };
   };
 
+  /**
+   * Follows a service started elsewhere (a replica, from e2e/harness/replicas.ts), as `start`
+   * does: its pid for the run's hard stop, its memory and CPU from now on.
+   */
+  adopt = (svc: RunningService): ServiceStats => {
+    this.run.track(svc.pid);
+    this.running.push(svc);
+    const s = new ServiceStats(svc);
+    this.stats.push(s);
+    return s;
+  };
+
+  /** Stops some of the services (SIGTERM, SIGKILL after 30 s) before the others, and forgets them. */
+  async stop(svcs: readonly RunningService[]): Promise<void> {
+    const gone = new Set(svcs);
+    for (const s of this.stats) if (gone.has(s.svc)) s.stopSampling();
+    await Promise.all(svcs.map(stopService));
+    const keep = <T>(list: T[], svcOf: (t: T) => RunningService) => {
+      const kept = list.filter((t) => !gone.has(svcOf(t)));
+      list.splice(0, list.length, ...kept);
+    };
+    keep(this.running, (r) => r);
+    keep(this.stats, (s) => s.svc);
+  }
+
   async stopAll(): Promise<void> {
     for (const s of this.stats) s.stopSampling();
     await Promise.all(this.running.map(stopService));
