@@ -26,7 +26,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type LayoutSizes, writeImageLayout } from "./oci-layout.ts";
+import { type LayoutSizes, sharedLibraries, writeImageLayout } from "./oci-layout.ts";
 import { relinkWorkspace } from "./relink-workspace.ts";
 
 const run = promisify(execFile);
@@ -75,16 +75,6 @@ async function sourceHashes(service: string): Promise<string[]> {
   return files
     .filter((f) => existsSync(join(repo, f)))
     .map((f) => `${f} ${sha256(readFileSync(join(repo, f)))}`);
-}
-
-async function sharedLibraries(bin: string): Promise<string[]> {
-  const { stdout } = await run("ldd", [bin]);
-  const libs: string[] = [];
-  for (const line of stdout.split("\n")) {
-    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
-    if (m?.[1]) libs.push(m[1]);
-  }
-  return libs;
 }
 
 /** Builds (or finds cached) the image of services/<service>. */

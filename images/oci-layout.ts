@@ -130,3 +130,16 @@ export function writeLayoutFiles(
     }),
   );
 }
+
+/** The shared libraries ldd lists for a binary, the loader included: what an image without a base needs beside it. */
+export async function sharedLibraries(bin: string): Promise<string[]> {
+  const { stdout } = await run("ldd", [bin]);
+  const libs: string[] = [];
+  for (const line of stdout.split("\n")) {
+    // "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m?.[1]) libs.push(m[1]);
+  }
+  if (libs.length === 0) throw new Error(`ldd ${bin} listed no libraries:\n${stdout}`);
+  return libs;
+}

@@ -26,7 +26,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { writeLayoutFiles } from "../../../images/oci-layout.ts";
+import { sharedLibraries, writeLayoutFiles } from "../../../images/oci-layout.ts";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -73,19 +73,6 @@ async function pauseImage(): Promise<NodeImage> {
     await run("gcc", ["-static", "-O2", "-s", "-o", join(root, "pause"), join(here, "pause.c")]);
     return { Entrypoint: ["/pause"], Env: [PATH_ENV] };
   }).then((tar) => ({ name: PAUSE_IMAGE, tar }));
-}
-
-/** The files ldd lists for a binary, plus the loader: [path as linked, path on disk]. */
-async function sharedLibraries(bin: string): Promise<string[]> {
-  const { stdout } = await run("ldd", [bin]);
-  const libs: string[] = [];
-  for (const line of stdout.split("\n")) {
-    // "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
-    const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
-    if (m?.[1]) libs.push(m[1]);
-  }
-  if (libs.length === 0) throw new Error(`ldd ${bin} listed no libraries:\n${stdout}`);
-  return libs;
 }
 
 async function toolsImage(): Promise<NodeImage> {
