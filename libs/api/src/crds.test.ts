@@ -5,7 +5,14 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadAll } from "js-yaml";
-import { generatedFiles, lifecycleWritesPolicy, resolutionRequestCrd, resolverLabelPolicy } from "./crds.ts";
+import {
+  CONVERSION_CRDS_SUBDIR,
+  generatedFiles,
+  lifecycleWritesPolicy,
+  resolutionRequestCrd,
+  resolutionRequestCrdWithConversion,
+  resolverLabelPolicy,
+} from "./crds.ts";
 import { CRDS_DIR, staleFiles } from "./gen-crds.ts";
 import { customRunCrd, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
@@ -36,13 +43,14 @@ test("the YAML parses back to the objects", () => {
   assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/customruns.tekton.dev.yaml`] ?? ""), [customRunCrd()]);
 });
 
-test("the optional run CRDs are generated apart, where an installer of libs/api/crds/*.yaml skips them", () => {
+test("the optional run CRDs (and the conversion CRD) are generated apart, where an installer of libs/api/crds/*.yaml skips them", () => {
   const names = Object.keys(generatedFiles());
   assert.deepEqual(
-    names.filter((n) => n.includes("/")),
+    names.filter((n) => n.startsWith(`${RUN_CRDS_SUBDIR}/`)),
     [`${RUN_CRDS_SUBDIR}/runs.tekton.dev.yaml`, `${RUN_CRDS_SUBDIR}/customruns.tekton.dev.yaml`],
   );
   assert.ok(names.filter((n) => !n.includes("/")).every((n) => !n.includes("runs.tekton.dev")));
+  assert.ok(names.filter((n) => !n.includes("/")).every((n) => !n.startsWith(CONVERSION_CRDS_SUBDIR)));
 });
 
 // The apiserver's structural-schema rule: every node has a type, except preserve-unknown-fields nodes.
@@ -147,4 +155,31 @@ test("lists and strings the run CRDs' param rules walk are bounded", () => {
       assert.deepEqual(unboundedUnderRules(params, "params", false), []);
     }
   }
+});
+
+test("the conversion CRD serves v1alpha1 (string-map params) and v1beta1, stores v1beta1, converts by webhook", () => {
+  const files = generatedFiles();
+  const crd = resolutionRequestCrdWithConversion();
+  assert.deepEqual(
+    loadAll(files[`${CONVERSION_CRDS_SUBDIR}/resolutionrequests.resolution.tekton.dev.yaml`] ?? ""),
+    [crd],
+  );
+  assert.deepEqual(
+    crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
+    [
+      ["v1alpha1", true, false],
+      ["v1beta1", true, true],
+    ],
+  );
+  const params = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.spec?.properties?.params;
+  assert.deepEqual(params?.additionalProperties, { type: "string" });
+  assert.equal(crd.spec.conversion?.strategy, "Webhook");
+  assert.deepEqual(crd.spec.conversion?.webhook?.conversionReviewVersions, ["v1"]);
+  assert.equal(crd.spec.conversion?.webhook?.clientConfig.caBundle, undefined);
+  // the default CRD has neither
+  assert.equal(resolutionRequestCrd().spec.conversion, undefined);
+  assert.deepEqual(
+    resolutionRequestCrd().spec.versions.map((v) => v.name),
+    ["v1beta1"],
+  );
 });

@@ -18,7 +18,7 @@ import {
 } from "./pipe-crds.ts";
 import { CUSTOM_RUN_CRD_NAME, customRunCrd, RUN_CRD_NAME, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
-import { resolutionRequestSchema } from "./schemas.ts";
+import { resolutionRequestSchema, resolutionRequestV1Alpha1Schema } from "./schemas.ts";
 import {
   RESOLUTION_GROUP,
   RESOLUTION_REQUEST_KIND,
@@ -37,10 +37,23 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+/** Where the apiserver sends ConversionReviews: a Service, or a URL (tests, out-of-cluster webhooks). */
+export interface WebhookClientConfig {
+  service?: { name: string; namespace: string; path?: string; port?: number };
+  url?: string;
+  /** Base64 PEM bundle; injected by the lifecycle controller or cert-manager's cainjector. */
+  caBundle?: string;
+}
+
+export interface CustomResourceConversion {
+  strategy: "None" | "Webhook";
+  webhook?: { conversionReviewVersions: string[]; clientConfig: WebhookClientConfig };
+}
+
 export interface CustomResourceDefinition {
   apiVersion: "apiextensions.k8s.io/v1";
   kind: "CustomResourceDefinition";
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     group: string;
     names: {
@@ -52,6 +65,7 @@ export interface CustomResourceDefinition {
       shortNames?: string[];
     };
     scope: "Namespaced" | "Cluster";
+    conversion?: CustomResourceConversion;
     versions: {
       name: string;
       served: boolean;
@@ -72,11 +86,22 @@ export interface Manifest {
 
 const PART_OF = { "app.kubernetes.io/part-of": "quarry" };
 
-// Only v1beta1 is served: serving v1alpha1 needs a conversion webhook (strategy Webhook with the
-// lifecycle controller's service and CA bundle), which a chart must template; the conversion
-// functions in conversion.ts are ready for it.
+const SUCCEEDED_PATH = '.status.conditions[?(@.type=="Succeeded")]';
+const RESOLUTION_REQUEST_COLUMNS: PrinterColumn[] = [
+  { name: "Succeeded", type: "string", jsonPath: `${SUCCEEDED_PATH}.status` },
+  { name: "Reason", type: "string", jsonPath: `${SUCCEEDED_PATH}.reason` },
+  // Dots inside a label key are escaped in the apiserver's JSONPath.
+  {
+    name: "Resolver",
+    type: "string",
+    jsonPath: `.metadata.labels.${LABEL_RESOLVER_TYPE.replaceAll(".", "\\.")}`,
+  },
+  { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+];
+
+// Only v1beta1 is served by default: serving v1alpha1 needs the lifecycle controller's conversion
+// webhook, see resolutionRequestCrdWithConversion.
 export function resolutionRequestCrd(): CustomResourceDefinition {
-  const succeeded = '.status.conditions[?(@.type=="Succeeded")]';
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -97,22 +122,48 @@ export function resolutionRequestCrd(): CustomResourceDefinition {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "Succeeded", type: "string", jsonPath: `${succeeded}.status` },
-            { name: "Reason", type: "string", jsonPath: `${succeeded}.reason` },
-            // Dots inside a label key are escaped in the apiserver's JSONPath.
-            {
-              name: "Resolver",
-              type: "string",
-              jsonPath: `.metadata.labels.${LABEL_RESOLVER_TYPE.replaceAll(".", "\\.")}`,
-            },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
+          additionalPrinterColumns: RESOLUTION_REQUEST_COLUMNS,
           schema: { openAPIV3Schema: resolutionRequestSchema() },
         },
       ],
     },
   };
+}
+
+/** The Service the chart's conversion CRD names until its values say otherwise (charts/quarry-crds). */
+export const CONVERSION_WEBHOOK_SERVICE = {
+  name: "quarry-lifecycle-controller-webhook",
+  namespace: "quarry-system",
+  path: "/convert",
+  port: 443,
+} as const;
+
+/**
+ * The ResolutionRequest CRD serving v1alpha1 too (v1beta1 stays the storage version), converted by
+ * the lifecycle controller's webhook at `clientConfig` (apiextensions.k8s.io/v1 ConversionReviews).
+ * The CA bundle is left out: the controller (or cert-manager's cainjector) injects it.
+ */
+export function resolutionRequestCrdWithConversion(
+  clientConfig: WebhookClientConfig = { service: { ...CONVERSION_WEBHOOK_SERVICE } },
+): CustomResourceDefinition {
+  const crd = resolutionRequestCrd();
+  const v1beta1 = crd.spec.versions[0]!;
+  crd.spec.versions = [
+    {
+      name: "v1alpha1",
+      served: true,
+      storage: false,
+      subresources: { status: {} },
+      additionalPrinterColumns: RESOLUTION_REQUEST_COLUMNS,
+      schema: { openAPIV3Schema: resolutionRequestV1Alpha1Schema() },
+    },
+    v1beta1,
+  ];
+  crd.spec.conversion = {
+    strategy: "Webhook",
+    webhook: { conversionReviewVersions: ["v1"], clientConfig },
+  };
+  return crd;
 }
 
 /**
@@ -235,6 +286,15 @@ const HEADER = [
   "# change the TypeScript and run `node libs/api/src/gen-crds.ts`.",
 ];
 
+/** Apart from the top level, which installers apply as a whole: the chart picks this file by a value. */
+export const CONVERSION_CRDS_SUBDIR = "conversion";
+
+const CONVERSION_CRDS_NOTE = [
+  "# ResolutionRequest serving v1alpha1 through the lifecycle controller's conversion webhook: the",
+  "# quarry-crds chart uses this file with resolutionRequests.conversionWebhook.enabled=true and sets",
+  "# clientConfig.service from its values (docs/operator-guide.md, Serving v1alpha1).",
+];
+
 const RUN_CRDS_NOTE = [
   "# Optional: Tekton Pipelines owns customruns.tekton.dev (and, before v0.47, runs.tekton.dev).",
   "# Install this only on a cluster without Tekton Pipelines; Quarry also works on Tekton's own CRD.",
@@ -253,6 +313,10 @@ export function toYaml(objects: readonly object[], note: readonly string[] = [])
 export function generatedFiles(): Record<string, string> {
   return {
     [`${RESOLUTION_REQUEST_CRD_NAME}.yaml`]: toYaml([resolutionRequestCrd()]),
+    [`${CONVERSION_CRDS_SUBDIR}/${RESOLUTION_REQUEST_CRD_NAME}.yaml`]: toYaml(
+      [resolutionRequestCrdWithConversion()],
+      CONVERSION_CRDS_NOTE,
+    ),
     "resolutionrequest-policy.yaml": toYaml([...resolverLabelPolicy(), ...lifecycleWritesPolicy()]),
     [`${PIPE_CRD_NAME}.yaml`]: toYaml([pipeCrd()]),
     [`${PIPE_STRATEGY_CRD_NAME}.yaml`]: toYaml([pipeStrategyCrd()]),

@@ -115,6 +115,36 @@ export function resolutionRequestStatusSchema(): JSONSchemaProps {
   };
 }
 
+/**
+ * Root schema of the v1alpha1 CRD version (the seed's shape, served only through the lifecycle
+ * controller's conversion webhook): params a plain string map, no url; status as in v1beta1.
+ */
+export function resolutionRequestV1Alpha1Schema(): JSONSchemaProps {
+  return {
+    type: "object",
+    description: "A request to a resolver (v1alpha1: params as a string map; stored as v1beta1).",
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: {
+        type: "object",
+        description:
+          "What to resolve: params for the resolver named by the resolution.tekton.dev/type label.",
+        properties: {
+          params: {
+            ...stringMapSchema(
+              "Runtime parameters for the resolver. An array or object value of v1beta1 reads as its JSON encoding.",
+            ),
+            maxProperties: MAX_PARAMS,
+          },
+        },
+      },
+      status: resolutionRequestStatusSchema(),
+    },
+  };
+}
+
 /** Root schema of the v1beta1 CRD version. */
 export function resolutionRequestSchema(): JSONSchemaProps {
   return {
