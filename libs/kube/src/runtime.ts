@@ -11,6 +11,7 @@ import {
   setupMetrics,
   setupTracing,
   startOpsServer,
+  type Tracing,
 } from "@quarry/observability";
 import type { ExponentialBackoff } from "./backoff.ts";
 import { type BucketMetrics, bucketMetrics } from "./bucket-metrics.ts";
@@ -61,6 +62,7 @@ export class ServiceRuntime {
   readonly log: Logger;
   readonly client: KubeClient;
   readonly metrics: Metrics;
+  readonly tracing: Tracing;
   readonly recorder: KubeEventRecorder;
   private readonly informers: Informer<KubeObject>[] = [];
   private readonly stopController = new AbortController();
@@ -80,7 +82,7 @@ export class ServiceRuntime {
     this.service = service;
     this.settings = settings;
     this.log = createLogger({ service });
-    setupTracing(service);
+    this.tracing = setupTracing(service, { log: this.log });
     this.metrics = setupMetrics(service);
     this.client = client ?? RestKubeClient.fromEnvironment();
     this.recorder = new KubeEventRecorder(this.client, service, this.log);
@@ -265,6 +267,8 @@ export class ServiceRuntime {
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.closeServer?.();
     await this.metrics.shutdown();
+    // last: the drain's own spans are queued by now; bounded, a collector that is down cannot hold it
+    await this.tracing.shutdown();
     this.log.info("shutdown complete");
   }
 }

@@ -1,6 +1,7 @@
 export type { Attributes, Context, Meter, Span, Tracer } from "@opentelemetry/api";
 export { createLogger, type Logger, type LoggerConfig } from "./logger.ts";
 export { type Metrics, SECONDS_BUCKETS, setupMetrics } from "./metrics.ts";
+export { otlpTracesUrl } from "./otlp-endpoint.ts";
 export {
   type Check,
   type CheckResult,
@@ -10,9 +11,11 @@ export {
 } from "./server.ts";
 export { onShutdown, type ShutdownOptions } from "./shutdown.ts";
 export {
+  activeContext,
   contextFromTraceparent,
   currentTraceparent,
   setupTracing,
   type Tracing,
+  type TracingOptions,
   withSpan,
 } from "./tracing.ts";

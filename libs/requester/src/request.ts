@@ -17,7 +17,7 @@ import {
   resolutionRequests,
 } from "@quarry/api";
 import { isApiError, type KubeClient, lockedMergePatch } from "@quarry/kube";
-import { currentTraceparent } from "@quarry/observability";
+import { activeContext, currentTraceparent, withSpan } from "@quarry/observability";
 import { RequestMismatchError, RequestTerminatingError } from "./errors.ts";
 import { controllerRef, withSharedOwner } from "./owners.ts";
 import { requestDifferences } from "./spec.ts";
@@ -89,11 +89,28 @@ export async function requestResolution(
   client: KubeClient,
   input: RequestResolutionInput,
 ): Promise<ResolutionRequest> {
-  const desired = buildRequest(input);
+  // The request is built inside the span: its traceparent annotation names this span, so the
+  // lifecycle controller's and the resolver's spans hang under the create that caused them.
+  const attributes = { "quarry.resolver": input.resolverType, "quarry.namespace": input.namespace };
+  return withSpan("resolution.request", activeContext(), attributes, async (span) => {
+    const desired = buildRequest(input);
+    span.setAttribute("quarry.request", `${input.namespace}/${desired.metadata.name}`);
+    const { stored, adopted } = await createOrAdopt(client, input, desired);
+    // adopted: someone asked first, and the resolution runs in their trace
+    span.setAttribute("quarry.adopted", adopted);
+    return stored;
+  });
+}
+
+async function createOrAdopt(
+  client: KubeClient,
+  input: RequestResolutionInput,
+  desired: ResolutionRequest,
+): Promise<{ stored: ResolutionRequest; adopted: boolean }> {
   const name = desired.metadata.name!;
   for (let attempt = 1; attempt <= MAX_CREATE_ATTEMPTS; attempt++) {
     try {
-      return await client.create(resolutionRequests, desired);
+      return { stored: await client.create(resolutionRequests, desired), adopted: false };
     } catch (err) {
       if (!isApiError(err, 409)) throw err;
     }
@@ -105,7 +122,7 @@ export async function requestResolution(
       throw err;
     }
     const adopted = await adopt(client, existing, input);
-    if (adopted) return adopted;
+    if (adopted) return { stored: adopted, adopted: true };
   }
   throw new RequestTerminatingError(input.namespace, name, "kept disappearing between create and adopt");
 }

@@ -10,6 +10,7 @@
 import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
 import { isApiError, type KubeClient, RetryDelay } from "@quarry/kube";
+import { activeContext, withSpan } from "@quarry/observability";
 import { RequestNotFoundError, WaitAbortedError, WaitTimeoutError } from "./errors.ts";
 import { type Outcome, readOutcome, type TerminalOutcome } from "./outcome.ts";
 
@@ -46,11 +47,27 @@ function describe(outcome: Outcome): string {
  * with RequestNotFoundError if the request does not exist or is deleted while waiting, and with
  * WaitAbortedError / WaitTimeoutError on abort / timeout.
  */
-export async function waitFor(
+export function waitFor(
   client: WatchingClient,
   namespace: string,
   name: string,
   opts: WaitOptions = {},
+): Promise<TerminalOutcome> {
+  const attributes = { "quarry.request": `${namespace}/${name}` };
+  return withSpan("resolution.wait", activeContext(), attributes, async (span) => {
+    const outcome = await waitForOutcome(client, namespace, name, opts);
+    span.setAttribute("quarry.outcome", outcome.state);
+    if (outcome.state === "failed")
+      span.setAttribute("quarry.reason", outcome.quarryReason ?? outcome.reason);
+    return outcome;
+  });
+}
+
+async function waitForOutcome(
+  client: WatchingClient,
+  namespace: string,
+  name: string,
+  opts: WaitOptions,
 ): Promise<TerminalOutcome> {
   const state: WatchState = { resourceVersion: "", lastSeen: "not read yet" };
   const stop = new AbortController();
