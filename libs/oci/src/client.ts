@@ -213,6 +213,11 @@ export class RegistryClient implements OciRegistry {
       });
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+      // the resolver SDK's egressFetch throws EgressError for trust and proxy refusals (by name:
+      // this client does not depend on the SDK)
+      if (err instanceof Error && err.name === "EgressError") {
+        throw new RegistryError("egress", `${hostOf(url)}: ${err.message}`, { cause: err });
+      }
       throw new RegistryError("unavailable", `${hostOf(url)}: ${describeNetworkError(err)}`, { cause: err });
     }
   }

@@ -17,6 +17,11 @@ export type RegistryErrorCode =
   | "invalid-manifest"
   /** Plain HTTP refused for a host that is neither loopback nor marked insecure. */
   | "insecure"
+  /**
+   * The connection failed for a reason retrying cannot fix: an untrusted certificate, a proxy
+   * that refuses, credentials that would cross a proxy in clear.
+   */
+  | "egress"
   /** 429, 5xx, connection errors, timeouts: worth retrying. */
   | "unavailable";
 

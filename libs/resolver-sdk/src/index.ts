@@ -8,6 +8,23 @@ export {
   type RuntimeConfig,
   runtimeTimeoutMs,
 } from "./config.ts";
+export {
+  bypassesProxy,
+  describeEgressFailure,
+  EGRESS_KEYS,
+  type Egress,
+  EgressDispatchers,
+  EgressError,
+  effectiveEgress,
+  egressFetch,
+  NO_EGRESS,
+  parseCaBundle,
+  parseEgress,
+  parseProxyUrl,
+  proxyFor,
+  redactUrl,
+  trustedCas,
+} from "./egress.ts";
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
 export { failureStatus, type Plan, planResolution, successStatus } from "./plan.ts";

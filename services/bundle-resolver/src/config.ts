@@ -4,6 +4,7 @@
 // The runtime's own keys (resolution-timeout, default-cache-mode, ...) share
 // the ConfigMap and are left to it.
 import { ConfigError, configDuration, configPatterns, parseSize } from "@quarry/kube";
+import { type Egress, parseEgress } from "@quarry/resolver-sdk";
 
 export const CONFIG_MAP_NAME = "bundleresolver-config";
 
@@ -15,6 +16,7 @@ export const KEYS = {
   insecureRegistries: "insecure-registries",
   maxLayerSize: "max-layer-size",
   blobCacheSize: "blob-cache-size",
+  // ca-bundle, proxy, no-proxy: the SDK's egress keys (libs/resolver-sdk egress.ts)
 } as const;
 
 export interface BundleConfig {
@@ -32,6 +34,8 @@ export interface BundleConfig {
   maxLayerBytes: number;
   /** Budget of the digest-addressed manifest and layer cache. */
   blobCacheBytes: number;
+  /** Extra CAs, proxy and no-proxy for registry traffic (unset: public roots, the process's proxy env). */
+  egress: Partial<Egress>;
 }
 
 export const defaultBundleConfig: BundleConfig = {
@@ -42,6 +46,7 @@ export const defaultBundleConfig: BundleConfig = {
   insecureRegistries: new Set(),
   maxLayerBytes: 2 * 1024 ** 2,
   blobCacheBytes: 64 * 1024 ** 2,
+  egress: {},
 };
 
 export function parseBundleConfig(data: Readonly<Record<string, string>>): BundleConfig {
@@ -70,6 +75,7 @@ export function parseBundleConfig(data: Readonly<Record<string, string>>): Bundl
     ),
     maxLayerBytes: size(KEYS.maxLayerSize, get(KEYS.maxLayerSize)) ?? defaultBundleConfig.maxLayerBytes,
     blobCacheBytes: size(KEYS.blobCacheSize, get(KEYS.blobCacheSize)) ?? defaultBundleConfig.blobCacheBytes,
+    egress: parseEgress(data),
   };
 }
 

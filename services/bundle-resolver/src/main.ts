@@ -1,7 +1,7 @@
 // bundle-resolver: Tekton bundles from OCI registries. Wiring only.
 import { ServiceRuntime } from "@quarry/kube";
 import { RegistryClient } from "@quarry/oci";
-import { runResolver } from "@quarry/resolver-sdk";
+import { egressFetch, runResolver } from "@quarry/resolver-sdk";
 import { CONFIG_MAP_NAME } from "./config.ts";
 import { kubeCredentialLoader } from "./credentials.ts";
 import { registerBundleMetrics } from "./metrics.ts";
@@ -11,6 +11,8 @@ const runtime = new ServiceRuntime("bundle-resolver");
 const registry = new RegistryClient({
   userAgent: "quarry-bundle-resolver/0.1",
   allowsPlainHttp: (host) => resolver.allowsPlainHttp(host),
+  // CAs and proxy from the live config, per call
+  fetch: egressFetch(() => resolver.egress()),
 });
 const resolver: BundleResolver = new BundleResolver({
   registry,

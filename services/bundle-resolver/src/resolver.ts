@@ -14,6 +14,8 @@ import {
 } from "@quarry/oci";
 import {
   configParser,
+  type Egress,
+  effectiveEgress,
   forbidden,
   type Params,
   ResolutionError,
@@ -75,6 +77,11 @@ export class BundleResolver implements Resolver {
   /** Whether plain HTTP may be used for `host` under the live config (the client allows loopback itself). */
   allowsPlainHttp(host: string): boolean {
     return this.current.insecureRegistries.has(host);
+  }
+
+  /** Trust and proxy for registry traffic under the live config (the registry client asks per call). */
+  egress(): Egress {
+    return effectiveEgress(this.current.egress);
   }
 
   async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
@@ -242,6 +249,16 @@ export function toResolutionError(
         withCredential
           ? `param "bundle": ${err.message}${from}`
           : `param "bundle": ${err.message}; name an image pull Secret in "secret" or a ServiceAccount in "serviceAccount"`,
+        { cause: err },
+      );
+    case "egress":
+      // an untrusted certificate or a refusing proxy: retrying cannot help; credentials that
+      // would cross a proxy in clear are a policy refusal
+      return new ResolutionError(
+        (err.cause as { code?: unknown } | undefined)?.code === "credentials-in-clear"
+          ? "Forbidden"
+          : "SourceUnavailable",
+        `param "bundle": ${err.message}`,
         { cause: err },
       );
     case "denied":

@@ -5,6 +5,7 @@
 // good config. Keys this file does not know are left alone: the runtime's own
 // keys (resolution-timeout, default-cache-mode, ...) share the ConfigMap.
 import { ConfigError, configDuration, configPattern, configPatterns, parseSize } from "@quarry/kube";
+import { parseCaBundle, parseProxyUrl } from "@quarry/resolver-sdk";
 import yaml from "js-yaml";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
@@ -17,8 +18,10 @@ export interface RepoSettings {
   defaultRevision: string;
   /** http(s) proxy for git traffic; none when unset. */
   proxy: string | undefined;
-  /** Comma-separated hosts that bypass the proxy (curl's no_proxy syntax). */
+  /** Comma-separated hosts that bypass the proxy (curl's no_proxy syntax, plus CIDRs). */
   noProxy: string | undefined;
+  /** PEM CAs trusted for the git server (and an https proxy) besides the public roots. */
+  caBundle: string | undefined;
   /** Username sent with a gitToken in basic auth (forges ignore it for tokens; Bitbucket wants x-token-auth). */
   tokenUsername: string;
 }
@@ -45,6 +48,7 @@ export const KEYS = {
   defaultRevision: "default-revision",
   proxy: "proxy",
   noProxy: "no-proxy",
+  caBundle: "ca-bundle",
   tokenUsername: "git-token-username",
   allowedUrls: "allowed-urls",
   allowedRevisions: "allowed-revisions",
@@ -69,6 +73,7 @@ const PER_CONFIG_KEY: ReadonlySet<string> = new Set([
   KEYS.defaultRevision,
   KEYS.proxy,
   KEYS.noProxy,
+  KEYS.caBundle,
   KEYS.tokenUsername,
 ]);
 
@@ -78,6 +83,7 @@ export const defaultRepoSettings: RepoSettings = {
   defaultRevision: "main",
   proxy: undefined,
   noProxy: undefined,
+  caBundle: undefined,
   tokenUsername: "git",
 };
 
@@ -141,28 +147,17 @@ function repoSetting(key: string, field: string, raw: string): Partial<RepoSetti
     case KEYS.defaultRevision:
       return { defaultRevision: value === "" ? defaultRepoSettings.defaultRevision : value };
     case KEYS.proxy:
-      return { proxy: value === "" ? undefined : proxyUrl(key, value) };
+      return { proxy: value === "" ? undefined : parseProxyUrl(key, value) };
     case KEYS.noProxy:
       return { noProxy: value === "" ? undefined : value };
+    case KEYS.caBundle:
+      return { caBundle: value === "" ? undefined : parseCaBundle(key, value) };
     case KEYS.tokenUsername:
       if (value.includes(":")) throw new ConfigError(key, 'must not contain ":"');
       return { tokenUsername: value === "" ? defaultRepoSettings.tokenUsername : value };
     default:
       return {};
   }
-}
-
-function proxyUrl(key: string, value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(key, `must be an http(s) URL, got "${value}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError(key, `must be an http(s) URL, got "${value}"`);
-  }
-  return value;
 }
 
 /** YAML: namespace (or "*") → one pattern or a list of patterns. */

@@ -14,7 +14,9 @@
 import { createHash } from "node:crypto";
 import { MAX_RESOLVED_DATA_BYTES } from "@quarry/api";
 import type { Logger } from "@quarry/observability";
+import { redactUrl } from "@quarry/resolver-sdk";
 import { LRUCache } from "lru-cache";
+import { caFileFor } from "./ca-file.ts";
 import { classifyGitFailure, lastLine, remoteEnv, runGit, Semaphore } from "./git-process.ts";
 import { commitRef, duBytes, ObjectCache, type RepoHandle } from "./object-cache.ts";
 import { RefDiscovery } from "./ref-discovery.ts";
@@ -178,7 +180,7 @@ export class GitCliSource implements GitSource {
           `+${commit}:${commitRef(commit)}`,
         ]),
       );
-      if (res.code !== 0) throw this.failure(repo.url, res.stderr, `commit ${commit}`);
+      if (res.code !== 0) throw this.failure(repo.url, res.stderr, `commit ${commit}`, req);
     });
   }
 
@@ -193,7 +195,7 @@ export class GitCliSource implements GitSource {
           "--",
           path,
         ]);
-        if (res.code !== 0) throw this.failure(repo.url, res.stderr, `commit ${commit}`);
+        if (res.code !== 0) throw this.failure(repo.url, res.stderr, `commit ${commit}`, req);
         return parseLsTree(res.stdout, path);
       },
       linkTarget: async (oid) => Buffer.from(await this.readBlob(repo, oid, oid, req, 4096)).toString("utf8"),
@@ -221,12 +223,12 @@ export class GitCliSource implements GitSource {
         `${JSON.stringify(path)} is over the ${formatBytes(maxBytes)} limit for resolved data`,
       );
     }
-    if (res.code !== 0) throw this.failure(repo.url, res.stderr, `object ${oid}`);
+    if (res.code !== 0) throw this.failure(repo.url, res.stderr, `object ${oid}`, req);
     return new Uint8Array(res.stdout.buffer, res.stdout.byteOffset, res.stdout.byteLength);
   }
 
   private git(repo: RepoHandle, req: SourceRequest, signal: AbortSignal, args: string[], maxStdout?: number) {
-    const env = remoteEnv(repo.url, req);
+    const env = remoteEnv(repo.url, { auth: req.auth, proxy: req.proxy, caFile: caFileFor(req.caBundle) });
     return this.gate.run(() =>
       runGit({ gitDir: repo.dir, args, signal, env, ...(maxStdout === undefined ? {} : { maxStdout }) }),
     );
@@ -269,7 +271,7 @@ export class GitCliSource implements GitSource {
     );
   }
 
-  private failure(url: string, stderr: string, what: string): GitSourceError {
+  private failure(url: string, stderr: string, what: string, req: SourceRequest): GitSourceError {
     const code = classifyGitFailure(stderr);
     switch (code) {
       case "repo-not-found":
@@ -278,9 +280,27 @@ export class GitCliSource implements GitSource {
         return new GitSourceError(code, `${url} refused the credentials`);
       case "revision-not-found":
         return new GitSourceError(code, `${what} not found in ${url}`);
+      case "tls":
+        return new GitSourceError(
+          code,
+          `TLS: the certificate of ${hostOf(url)} is not trusted (${lastLine(stderr)}); add its CA to the git resolver's ca-bundle`,
+        );
+      case "proxy-refused":
+        return new GitSourceError(
+          code,
+          `proxy ${redactUrl(req.proxy ?? "")} refused to connect to ${hostOf(url)} (${lastLine(stderr)})`,
+        );
       default:
         return new GitSourceError(code, `git failed for ${url}: ${lastLine(stderr)}`);
     }
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
   }
 }
 

@@ -41,10 +41,8 @@ function baseEnv(): Record<string, string> {
     GIT_LITERAL_PATHSPECS: "1",
     GIT_HTTP_USER_AGENT: "git/quarry-git-resolver",
   };
-  for (const k of ["http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"]) {
-    const v = process.env[k];
-    if (v !== undefined) env[k] = v;
-  }
+  // No proxy variables from the process: the resolver decides per URL (config, then the
+  // process's HTTPS_PROXY/NO_PROXY) and remoteEnv passes only that decision.
   return env;
 }
 
@@ -54,13 +52,16 @@ export function basicAuthHeader(auth: GitAuth): string {
 }
 
 /**
- * Environment that makes git send credentials and use a proxy for one URL.
- * The header goes through GIT_CONFIG_* (git >= 2.31), scoped to the
- * repository URL so a redirect to another host never carries it.
+ * Environment that makes git send credentials, use (or not) a proxy and trust
+ * extra CAs for one URL. The header goes through GIT_CONFIG_* (git >= 2.31),
+ * scoped to the repository URL so a redirect to another host never carries
+ * it. `proxy` is the decision for this URL (no-proxy already applied); unset
+ * means direct, whatever the environment says. `caFile` holds the public
+ * roots plus the configured CAs (GIT_SSL_CAINFO replaces git's roots).
  */
 export function remoteEnv(
   url: string,
-  opts: { auth?: GitAuth | undefined; proxy?: string | undefined; noProxy?: string | undefined },
+  opts: { auth?: GitAuth | undefined; proxy?: string | undefined; caFile?: string | undefined },
 ): Record<string, string> {
   const config: [string, string][] = [];
   if (opts.auth) config.push([`http.${url}.extraHeader`, `Authorization: ${basicAuthHeader(opts.auth)}`]);
@@ -75,9 +76,9 @@ export function remoteEnv(
     env.https_proxy = opts.proxy;
     env.HTTPS_PROXY = opts.proxy;
   }
-  if (opts.noProxy) {
-    env.no_proxy = opts.noProxy;
-    env.NO_PROXY = opts.noProxy;
+  if (opts.caFile) {
+    env.GIT_SSL_CAINFO = opts.caFile;
+    env.GIT_PROXY_SSL_CAINFO = opts.caFile;
   }
   return env;
 }
@@ -169,7 +170,17 @@ function abortError(signal: AbortSignal): GitSourceError {
  */
 export function classifyGitFailure(
   stderr: string,
-): "repo-not-found" | "revision-not-found" | "auth" | "unavailable" {
+): "repo-not-found" | "revision-not-found" | "auth" | "tls" | "proxy-refused" | "unavailable" {
+  // curl's words for a certificate it cannot trust (OpenSSL and GnuTLS builds)
+  if (
+    /SSL certificate problem|server certificate verification failed|certificate verify failed|no alternative certificate subject name|SSL: certificate subject name/i.test(
+      stderr,
+    )
+  ) {
+    return "tls";
+  }
+  if (/CONNECT tunnel failed|from proxy after CONNECT|Proxy CONNECT aborted/i.test(stderr))
+    return "proxy-refused";
   if (/repository '.*' not found|returned error: 404/i.test(stderr)) return "repo-not-found";
   if (
     /could not read (Username|Password)|Authentication failed|returned error: 40[13]|terminal prompts disabled/i.test(

@@ -5,6 +5,7 @@
 // `git ls-remote` (README). No process, no disk.
 import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
+import { describeEgressFailure, trustedCas } from "@quarry/resolver-sdk";
 import { getRemoteInfo2, listServerRefs } from "isomorphic-git";
 import nodeHttp from "isomorphic-git/http/node";
 import { basicAuthHeader } from "./git-process.ts";
@@ -13,24 +14,32 @@ import { GitSourceError, type SourceRequest } from "./source.ts";
 
 type HttpClient = Parameters<typeof listServerRefs>[0]["http"];
 
-/** Keep-alive agents per proxy setting, so the GET and POST of a lookup share a connection. */
+/** Keep-alive agents per proxy and trust setting, so the GET and POST of a lookup share a connection. */
 const agents = new Map<string, { http: HttpAgent; https: HttpsAgent }>();
 
-function agentsFor(proxy: string | undefined, noProxy: string | undefined) {
-  const key = `${proxy ?? ""}\n${noProxy ?? ""}`;
+function agentsFor(proxy: string | undefined, caBundle: string | undefined) {
+  const key = `${proxy ?? ""}\n${caBundle ?? ""}`;
   let pair = agents.get(key);
   if (!pair) {
-    const proxyEnv = proxy ? { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, NO_PROXY: noProxy ?? "" } : undefined;
-    const opts = { keepAlive: true, maxSockets: 16, ...(proxyEnv ? { proxyEnv } : {}) };
+    // the proxy is the resolver's decision for this URL (no-proxy applied): no bypass list here
+    const proxyEnv = proxy ? { HTTP_PROXY: proxy, HTTPS_PROXY: proxy } : undefined;
+    const opts = {
+      keepAlive: true,
+      maxSockets: 16,
+      ...(proxyEnv ? { proxyEnv } : {}),
+      ...(caBundle ? { ca: trustedCas({ caBundle }) } : {}),
+    };
     pair = { http: new HttpAgent(opts), https: new HttpsAgent(opts) };
+    // settings change rarely; drop the lot rather than grow without bound
+    if (agents.size >= 16) agents.clear();
     agents.set(key, pair);
   }
   return pair;
 }
 
-/** isomorphic-git's node client with our agent (proxy, keep-alive) and the call's abort signal. */
+/** isomorphic-git's node client with our agent (proxy, trust, keep-alive) and the call's abort signal. */
 function httpClient(req: SourceRequest): HttpClient {
-  const pair = agentsFor(req.proxy, req.noProxy);
+  const pair = agentsFor(req.proxy, req.caBundle);
   return {
     request: (r) =>
       nodeHttp.request({
@@ -96,12 +105,25 @@ async function guard<T>(url: string, req: SourceRequest, fn: () => Promise<T>): 
   try {
     return await fn();
   } catch (err) {
-    throw toSourceError(url, err, req.signal);
+    throw toSourceError(url, err, req.signal, req.proxy);
   }
 }
 
-export function toSourceError(url: string, err: unknown, signal?: AbortSignal): GitSourceError {
+export function toSourceError(
+  url: string,
+  err: unknown,
+  signal?: AbortSignal,
+  proxy?: string,
+): GitSourceError {
   if (err instanceof GitSourceError) return err;
+  const egress = egressFailure(url, err, proxy);
+  if (egress) {
+    const hint =
+      egress.code === "tls"
+        ? egress.message.replace("the resolver's ca-bundle", "the git resolver's ca-bundle")
+        : egress.message;
+    return new GitSourceError(egress.code, hint, { cause: err });
+  }
   const e = err as { code?: string; name?: string; message?: string; data?: { statusCode?: number } };
   if (signal?.aborted || e.name === "AbortError") {
     return new GitSourceError("aborted", `git request aborted: ${String(signal?.reason ?? e.message)}`, {
@@ -134,4 +156,12 @@ export function toSourceError(url: string, err: unknown, signal?: AbortSignal): 
       cause: err,
     },
   );
+}
+
+function egressFailure(url: string, err: unknown, proxy: string | undefined) {
+  try {
+    return describeEgressFailure(err, new URL(url), proxy);
+  } catch {
+    return undefined;
+  }
 }

@@ -4,11 +4,15 @@
 
 import {
   configParser,
+  effectiveEgress,
+  forbidden,
   type Params,
+  proxyFor,
   type ResolveContext,
   type Resolved,
   type Resolver,
   type ResolverConfig,
+  redactUrl,
   runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
 import { parseGitConfig, settingsFor } from "./config.ts";
@@ -63,12 +67,19 @@ export class GitResolver implements Resolver {
     const config = this.config(ctx.config);
     const req = parseRequest(params, config);
     checkPolicy(req, config, ctx.namespace);
+    const egress = effectiveEgress(req.settings);
+    const proxy = proxyFor(req.url, egress);
+    if (req.token && proxy && req.url.startsWith("http:")) {
+      throw forbidden(
+        `param "url": refusing to send the gitToken to ${req.url} over plain http through proxy ${redactUrl(proxy)}: use https, or list the host in no-proxy`,
+      );
+    }
     const auth = await this.auth(req, ctx);
     const sreq: SourceRequest = {
       auth,
       signal: ctx.signal,
-      proxy: req.settings.proxy,
-      noProxy: req.settings.noProxy,
+      proxy,
+      caBundle: egress.caBundle,
       maxRepositoryBytes: config.maxRepositoryBytes,
       maxCacheBytes: config.maxCacheBytes,
     };

@@ -15,9 +15,10 @@ export interface SourceRequest {
   auth: GitAuth | undefined;
   /** Aborting kills any git work started for the call. */
   signal: AbortSignal;
-  /** http(s) proxy for this repository's traffic, and the hosts that bypass it. */
+  /** The http(s) proxy this repository's traffic goes through (no-proxy already applied); direct when unset. */
   proxy?: string | undefined;
-  noProxy?: string | undefined;
+  /** PEM CAs trusted besides the public roots. */
+  caBundle?: string | undefined;
   /** Largest on-disk size of the repository's cache (0 = no limit). */
   maxRepositoryBytes?: number;
   /** Budget for the engine's whole on-disk cache (the latest request's value applies). */
@@ -52,6 +53,8 @@ export type GitErrorCode =
   | "file-too-large"
   | "repo-too-large"
   | "unavailable"
+  | "tls"
+  | "proxy-refused"
   | "aborted";
 
 /**
