@@ -17,7 +17,7 @@ import {
   type ReconcileOutcome,
   type Reconciler,
 } from "@quarry/kube";
-import { contextFromTraceparent, type Logger, withSpan } from "@quarry/observability";
+import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarry/observability";
 import type { LifecycleConfig } from "./config.ts";
 import { decide } from "./reconcile.ts";
 
@@ -42,12 +42,17 @@ export class LifecycleReconciler implements Reconciler {
     const cached = this.deps.requests.getByKey(key);
     if (!cached) return undefined; // deleted: nothing to do
     const parent = contextFromTraceparent(cached.metadata.annotations?.[ANNOTATION_TRACEPARENT]);
-    return withSpan("lifecycle.reconcile", parent, { "quarry.request": key }, () =>
-      this.reconcileRequest(cached),
-    );
+    const attributes = {
+      "quarry.request": key,
+      "quarry.resolver": cached.metadata.labels?.[LABEL_RESOLVER_TYPE] ?? "",
+    };
+    return withSpan("lifecycle.reconcile", parent, attributes, (span) => this.reconcileRequest(cached, span));
   }
 
-  private async reconcileRequest(cached: ResolutionRequest): Promise<ReconcileOutcome | undefined> {
+  private async reconcileRequest(
+    cached: ResolutionRequest,
+    span: Span,
+  ): Promise<ReconcileOutcome | undefined> {
     const { client, recorder, log } = this.deps;
     const world = () => ({ now: (this.deps.now ?? Date.now)(), config: this.deps.config() });
     let rr = cached;
@@ -73,6 +78,11 @@ export class LifecycleReconciler implements Reconciler {
     if (written) {
       const cond = written.status?.conditions?.find((c) => c.type === "Succeeded");
       log.info({ key: keyOf(rr), status: cond?.status, reason: cond?.reason }, "request condition updated");
+      // what this pass did to the request, read in a trace without its logs
+      span.setAttributes({
+        "quarry.condition.status": cond?.status ?? "",
+        "quarry.condition.reason": cond?.reason ?? "",
+      });
       if (outcome.event)
         recorder.record(written, outcome.event.type, outcome.event.reason, outcome.event.message);
     }

@@ -4,6 +4,8 @@ import { resolutionRequests } from "@quarry/api";
 import { ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
 import { LifecycleReconciler } from "./controller.ts";
+import { runConversionWebhook } from "./webhook.ts";
+import { webhookSettingsFromEnv } from "./webhook-config.ts";
 
 const runtime = new ServiceRuntime("lifecycle-controller");
 const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig);
@@ -26,4 +28,13 @@ requests.on(controller.handlers({ addLane: "slow" }));
 config.onChange(() => {
   for (const rr of requests.list()) controller.enqueue(`${rr.metadata.namespace}/${rr.metadata.name}`);
 });
+// Serving v1alpha1: the apiserver's ConversionReviews, on their own TLS port (off by default). It
+// runs beside the controllers, whose readiness does not wait for it; it is served until the process exits.
+const webhook = webhookSettingsFromEnv(process.env, runtime.settings.systemNamespace);
+if (webhook)
+  runConversionWebhook(webhook, {
+    client: runtime.client,
+    namespace: runtime.settings.systemNamespace,
+    log: runtime.log,
+  });
 await runtime.run();
