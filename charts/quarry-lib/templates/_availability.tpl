@@ -32,7 +32,8 @@ spec:
 {{- end }}
 {{- if .Values.networkPolicy.enabled }}
 ---
-# Ingress only to the metrics port; egress stays open (apiserver, git hosts, registries vary by install).
+# Ingress only to the metrics port (and a chart's extraPorts, e.g. the conversion webhook the
+# apiserver calls from wherever it runs); egress stays open (apiserver, git hosts, registries vary by install).
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
@@ -48,5 +49,8 @@ spec:
       {{- with .Values.networkPolicy.metricsFrom }}
       from: {{- toYaml . | nindent 8 }}
       {{- end }}
+    {{- range .Values.extraPorts }}
+    - ports: [{port: {{ .name }}, protocol: {{ .protocol | default "TCP" }}}]
+    {{- end }}
 {{- end }}
 {{- end -}}

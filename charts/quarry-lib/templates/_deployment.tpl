@@ -37,6 +37,7 @@ spec:
           imagePullPolicy: {{ .Values.image.pullPolicy }}
           ports:
             - {name: metrics, containerPort: 8080, protocol: TCP}
+            {{- with .Values.extraPorts }}{{ toYaml . | nindent 12 }}{{ end }}
           env:
             # the Lease holder identity (docs/decisions.md, HA by buckets)
             - name: POD_NAME
@@ -83,9 +84,11 @@ spec:
           volumeMounts:
             # the root filesystem is read-only; caches and git's temp files go here
             - {name: tmp, mountPath: /tmp}
+            {{- with .Values.extraVolumeMounts }}{{ toYaml . | nindent 12 }}{{ end }}
       volumes:
         - name: tmp
           emptyDir: {{- with .Values.tmpSizeLimit }} {sizeLimit: {{ . }}}{{ else }} {}{{ end }}
+        {{- with .Values.extraVolumes }}{{ toYaml . | nindent 8 }}{{ end }}
       {{- with .Values.nodeSelector }}
       nodeSelector: {{- toYaml . | nindent 8 }}
       {{- end }}
