@@ -11,6 +11,7 @@ import { runGet } from "./get.ts";
 import { runGetRuns } from "./get-runs.ts";
 import { USAGE } from "./help.ts";
 import { runResolve } from "./resolve.ts";
+import { traced } from "./tracing.ts";
 
 const out = (s: string) => process.stdout.write(s);
 const err = (s: string) => process.stderr.write(s);
@@ -60,7 +61,10 @@ async function main(argv: readonly string[]): Promise<number> {
         return await runDemo({ keep: cmd.keep });
       case "resolve": {
         const ctx = kubeContext(cmd);
-        return await runResolve(ctx.client, { ...cmd, namespace: ctx.namespace }, out, err);
+        const attributes = { "quarry.resolver": cmd.resolverType, "quarry.namespace": ctx.namespace };
+        return await traced("quarry.resolve", attributes, () =>
+          runResolve(ctx.client, { ...cmd, namespace: ctx.namespace }, out, err),
+        );
       }
     }
   } catch (e) {

@@ -1,4 +1,11 @@
-export type { Attributes, Context, Meter, Span, Tracer } from "@opentelemetry/api";
+export {
+  type Attributes,
+  type Context,
+  type Meter,
+  ROOT_CONTEXT,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
 export { createLogger, type Logger, type LoggerConfig } from "./logger.ts";
 export { type Metrics, SECONDS_BUCKETS, setupMetrics } from "./metrics.ts";
 export { otlpTracesUrl } from "./otlp-endpoint.ts";

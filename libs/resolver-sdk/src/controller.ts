@@ -86,7 +86,11 @@ export class ResolverReconciler implements Reconciler {
       return undefined;
     }
     const parent = contextFromTraceparent(rr.metadata.annotations?.[ANNOTATION_TRACEPARENT]);
-    const attrs = { "quarry.request": key, "quarry.resolver": this.deps.resolver.type };
+    const attrs = {
+      "quarry.request": key,
+      "quarry.resolver": this.deps.resolver.type,
+      "quarry.attempt": attempt,
+    };
     return withSpan(`${this.deps.resolver.type}.resolve`, parent, attrs, async (span) => {
       const type = this.deps.resolver.type;
       const started = performance.now();
@@ -101,6 +105,7 @@ export class ResolverReconciler implements Reconciler {
         throw err;
       } finally {
         const seconds = (performance.now() - started) / 1000;
+        span.setAttribute("quarry.outcome", outcome);
         this.deps.metrics.inflight(type, -1);
         this.deps.metrics.duration(type, outcome, seconds);
         // one line per step, the metric's twin: a replica's count survives its exit (rolling updates)
