@@ -77,7 +77,21 @@ export class LiveConfig<T> {
 
   private set(next: T, why: string): void {
     this.value = next;
-    this.opts.log.info({ configMap: this.opts.name, config: next }, why);
+    this.opts.log.info({ configMap: this.opts.name, config: withoutUrlPasswords(next) }, why);
     for (const fn of this.listeners) fn(next);
   }
+}
+
+/**
+ * The config as logged: a URL's password (a proxy's `http://user:pass@host`) becomes `***`.
+ * Config holds no other secrets: Secrets are read per request, never put in a ConfigMap.
+ */
+export function withoutUrlPasswords(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return value.replace(/(\/\/[^/@:\s]*):[^/@\s]*@/g, "$1:***@");
+  if (depth > 8 || value === null || typeof value !== "object" || value instanceof RegExp) return value;
+  if (value instanceof Map)
+    return new Map([...value].map(([k, v]) => [k, withoutUrlPasswords(v, depth + 1)]));
+  if (value instanceof Set) return value;
+  if (Array.isArray(value)) return value.map((v) => withoutUrlPasswords(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutUrlPasswords(v, depth + 1)]));
 }

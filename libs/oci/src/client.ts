@@ -216,7 +216,7 @@ export class RegistryClient implements OciRegistry {
       // the resolver SDK's egressFetch throws EgressError for trust and proxy refusals (by name:
       // this client does not depend on the SDK)
       if (err instanceof Error && err.name === "EgressError") {
-        throw new RegistryError("egress", `${hostOf(url)}: ${err.message}`, { cause: err });
+        throw new RegistryError("egress", err.message, { cause: err });
       }
       throw new RegistryError("unavailable", `${hostOf(url)}: ${describeNetworkError(err)}`, { cause: err });
     }
