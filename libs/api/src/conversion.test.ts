@@ -70,6 +70,7 @@ test("non-string values are JSON-encoded for v1alpha1 and restored from the anno
   assert.deepEqual(JSON.parse(a.metadata.annotations?.[ANNOTATION_V1BETA1_SPEC] ?? "null"), {
     url: "https://foo/bar",
     jsonParams: ["arr", "obj"],
+    order: ["s", "arr", "obj"],
   });
   assert.equal(a.metadata.annotations?.keep, "me");
   assert.deepEqual(toV1Beta1(a), beta); // lossless round trip, annotation removed again
@@ -97,4 +98,41 @@ test("empty specs stay empty", () => {
   assert.deepEqual(specToV1Alpha1({}), { spec: {}, extras: undefined });
   assert.deepEqual(specToV1Beta1({}), {});
   assert.deepEqual(specToV1Alpha1({ params: [] }), { spec: {}, extras: undefined });
+});
+
+test("a v1beta1 list's own order survives v1alpha1's map, which the apiserver serialises sorted", () => {
+  const beta: ResolutionRequest = {
+    apiVersion: "resolution.tekton.dev/v1beta1",
+    kind: "ResolutionRequest",
+    metadata: { name: "r", namespace: "ns" },
+    spec: {
+      params: [
+        { name: "url", value: "u" },
+        { name: "paths", value: ["a"] },
+        { name: "kind", value: "task" },
+      ],
+    },
+  };
+  const down = toV1Alpha1(beta);
+  assert.deepEqual(JSON.parse(down.metadata.annotations?.[ANNOTATION_V1BETA1_SPEC] ?? ""), {
+    jsonParams: ["paths"],
+    order: ["url", "paths", "kind"],
+  });
+  // as the apiserver hands it back: keys sorted; and a v1alpha1 client's new param goes last
+  const params = down.spec.params ?? {};
+  const sorted = Object.fromEntries(
+    [...Object.entries(params), ["added", "x"]].sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+  const up = toV1Beta1({ ...down, spec: { params: sorted } });
+  assert.deepEqual(up.spec.params, [...(beta.spec.params ?? []), { name: "added", value: "x" }]);
+  // sorted names need no order
+  assert.equal(
+    specToV1Alpha1({
+      params: [
+        { name: "a", value: "1" },
+        { name: "b", value: "2" },
+      ],
+    }).extras,
+    undefined,
+  );
 });

@@ -27,6 +27,11 @@ export interface V1Beta1SpecExtras {
   url?: string;
   /** Names of params whose v1alpha1 string is the JSON encoding of an array or object value. */
   jsonParams?: string[];
+  /**
+   * The v1beta1 list's order of param names, when it is not sorted: the apiserver serialises a
+   * v1alpha1 map with sorted keys, so a list's own order would otherwise be lost on the way back.
+   */
+  order?: string[];
 }
 
 export function specToV1Alpha1(spec: ResolutionRequestSpec): {
@@ -48,6 +53,8 @@ export function specToV1Alpha1(spec: ResolutionRequestSpec): {
   const extras: V1Beta1SpecExtras = {};
   if (spec.url !== undefined) extras.url = spec.url;
   if (jsonParams.length > 0) extras.jsonParams = jsonParams;
+  const order = [...new Set((spec.params ?? []).map((p) => p.name))];
+  if (order.some((name, i) => i > 0 && order[i - 1]! > name)) extras.order = order;
   return {
     spec: params === undefined ? {} : { params },
     extras: Object.keys(extras).length > 0 ? extras : undefined,
@@ -61,7 +68,11 @@ export function specToV1Beta1(
   const jsonNames = new Set(extras?.jsonParams ?? []);
   const out: ResolutionRequestSpec = {};
   if (spec.params !== undefined) {
-    out.params = Object.entries(spec.params).map(([name, value]): Param => {
+    const entries = Object.entries(spec.params);
+    const rank = new Map((extras?.order ?? []).map((name, i) => [name, i]));
+    // names the order does not know (added by a v1alpha1 client) keep their map order, after the rest
+    if (rank.size > 0) entries.sort(([a], [b]) => (rank.get(a) ?? rank.size) - (rank.get(b) ?? rank.size));
+    out.params = entries.map(([name, value]): Param => {
       return { name, value: jsonNames.has(name) ? decodeJsonValue(value) : value };
     });
   }
@@ -112,10 +123,11 @@ function parseExtras(raw: string | undefined): V1Beta1SpecExtras | undefined {
   try {
     const parsed: unknown = JSON.parse(raw);
     if (parsed === null || typeof parsed !== "object") return undefined;
-    const { url, jsonParams } = parsed as Record<string, unknown>;
+    const { url, jsonParams, order } = parsed as Record<string, unknown>;
     const extras: V1Beta1SpecExtras = {};
     if (typeof url === "string") extras.url = url;
     if (Array.isArray(jsonParams)) extras.jsonParams = jsonParams.filter((n) => typeof n === "string");
+    if (Array.isArray(order)) extras.order = order.filter((n) => typeof n === "string");
     return extras;
   } catch {
     return undefined; // a hand-edited, unreadable annotation restores nothing

@@ -41,7 +41,11 @@ const richSpec = {
   ],
   url: "git+https://example.com/repo.git",
 };
-const richAlphaAnnotation = JSON.stringify({ url: richSpec.url, jsonParams: ["paths", "opts"] });
+const richAlphaAnnotation = JSON.stringify({
+  url: richSpec.url,
+  jsonParams: ["paths", "opts"],
+  order: ["url", "paths", "opts"],
+});
 const status = { conditions: [{ type: "Succeeded", status: "True" }], data: "a2luZDogVGFzaw==" };
 
 interface Case {
