@@ -196,6 +196,27 @@ describe("value blocks (lifecycle-controller)", () => {
   });
 });
 
+describe("egress values (resolvers that fetch from the network)", () => {
+  const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  for (const svc of ["git-resolver", "bundle-resolver"]) {
+    test(`${svc}: egress → the ConfigMap's ca-bundle, proxy, no-proxy; config wins; unset adds nothing`, () => {
+      const cm = (args: string[]) => find(template(svc, args), "ConfigMap")?.data;
+      assert.deepEqual(
+        cm([
+          `--set-string=egress.caBundle=${CA}`,
+          "--set=egress.proxy=http://proxy.corp:3128",
+          String.raw`--set=egress.noProxy=.svc\,10.0.0.0/8`,
+        ]),
+        { "ca-bundle": CA, proxy: "http://proxy.corp:3128", "no-proxy": ".svc,10.0.0.0/8" },
+      );
+      assert.deepEqual(cm(["--set=egress.proxy=http://a:1", "--set=config.proxy=http://b:2"]), {
+        proxy: "http://b:2",
+      });
+      assert.deepEqual(cm([]), {});
+    });
+  }
+});
+
 describe("quarry-crds and the umbrella", () => {
   const crdNames = (docs: Manifest[]) =>
     docs

@@ -1,4 +1,4 @@
-{{/* values `config:` → the service's live ConfigMap (named by its rbac.yaml) (keys as in the service's
+{{/* values `config:` (and `egress:`) → the service's live ConfigMap (named by its rbac.yaml) (keys as in the service's
      README, Tekton's names where they overlap). Values are strings in a ConfigMap, so each is quoted. */}}
 {{- define "quarry-lib.configMap" -}}
 ---
@@ -8,8 +8,16 @@ metadata:
   name: {{ include "quarry-lib.configMapName" . }}
   namespace: {{ .Release.Namespace }}
   labels: {{- include "quarry-lib.labels" . | nindent 4 }}
-data:{{ if not .Values.config }} {}{{ end }}
-  {{- range $k, $v := .Values.config }}
+{{- $data := deepCopy (.Values.config | default dict) }}
+{{- /* egress: (resolvers that fetch from the network) → the SDK's ca-bundle, proxy, no-proxy keys;
+       a key set in config wins */ -}}
+{{- with .Values.egress }}
+{{- range $key, $value := dict "ca-bundle" .caBundle "proxy" .proxy "no-proxy" .noProxy }}
+{{- if and $value (not (hasKey $data $key)) }}{{ $_ := set $data $key $value }}{{ end }}
+{{- end }}
+{{- end }}
+data:{{ if not $data }} {}{{ end }}
+  {{- range $k, $v := $data }}
   {{ $k }}: {{ $v | toString | quote }}
   {{- end }}
 {{- end -}}
