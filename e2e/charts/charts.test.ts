@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { leaderElectionFromEnv } from "@quarry/kube";
+import { otlpTracesUrl } from "@quarry/observability";
 import yaml from "js-yaml";
 import { chartsDir, find, type Manifest, repoRoot, runHelm, services, template } from "./helm.ts";
 
@@ -215,6 +216,56 @@ describe("egress values (resolvers that fetch from the network)", () => {
       assert.deepEqual(cm([]), {});
     });
   }
+});
+
+describe("tracing values", () => {
+  const otelEnv = (docs: Manifest[]) =>
+    Object.fromEntries(Object.entries(env(docs)).filter(([k]) => k.startsWith("OTEL_")));
+
+  test("no endpoint (default): no OTEL_* env in any service", () => {
+    for (const svc of services) assert.deepEqual(otelEnv(template(svc)), {}, svc);
+    assert.deepEqual(
+      otelEnv(template("cluster-resolver", ["--set=tracing.sampler=always_off"])),
+      {},
+      "a sampler alone exports nothing",
+    );
+  });
+
+  for (const svc of services) {
+    test(`${svc}: tracing.* → OTEL_* env the service reads`, () => {
+      const e = otelEnv(
+        template(svc, [
+          "--set=tracing.otlpEndpoint=http://otel-collector.obs:4318",
+          "--set=tracing.headers=authorization=Bearer%20abc",
+          "--set=tracing.sampler=parentbased_traceidratio",
+          "--set-string=tracing.samplerArg=0.1",
+        ]),
+      );
+      assert.deepEqual(e, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector.obs:4318",
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20abc",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.1",
+        OTEL_RESOURCE_ATTRIBUTES: "k8s.pod.name=$(POD_NAME),k8s.namespace.name=$(QUARRY_SYSTEM_NAMESPACE)",
+      });
+      // the service's own reading of the variables
+      assert.equal(otlpTracesUrl(e), "http://otel-collector.obs:4318/v1/traces");
+    });
+  }
+
+  test("umbrella: global.tracing reaches every service; a service's own value wins", () => {
+    const docs = template("quarry", [
+      "--set=global.tracing.otlpEndpoint=http://global:4318",
+      "--set=global.tracing.sampler=always_on",
+      "--set=git-resolver.tracing.otlpEndpoint=http://own:4318",
+    ]);
+    for (const svc of services) {
+      const e = otelEnv(docs.filter((d) => d.metadata.name === `quarry-${svc}`));
+      const endpoint = svc === "git-resolver" ? "http://own:4318" : "http://global:4318";
+      assert.equal(e.OTEL_EXPORTER_OTLP_ENDPOINT, endpoint, svc);
+      assert.equal(e.OTEL_TRACES_SAMPLER, "always_on", svc);
+    }
+  });
 });
 
 describe("quarry-crds and the umbrella", () => {

@@ -60,6 +60,7 @@ spec:
             {{- with .Values.watchNamespace }}
             - {name: QUARRY_WATCH_NAMESPACE, value: {{ . | quote }}}
             {{- end }}
+            {{- with include "quarry-lib.tracingEnv" . | trim }}{{ . | nindent 12 }}{{ end }}
             {{- range $k, $v := .Values.env }}
             - {name: {{ $k }}, value: {{ $v | toString | quote }}}
             {{- end }}
@@ -98,4 +99,27 @@ spec:
       {{- with .Values.affinity }}
       affinity: {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end -}}
+
+
+{{/* OTEL_* env for trace export: the service's tracing values over the umbrella's global.tracing;
+     nothing when no endpoint is set (spans then stay in the process). */}}
+{{- define "quarry-lib.tracingEnv" -}}
+{{- $global := default dict (default dict .Values.global).tracing -}}
+{{- $own := default dict .Values.tracing -}}
+{{- $endpoint := $own.otlpEndpoint | default $global.otlpEndpoint -}}
+{{- if $endpoint }}
+- {name: OTEL_EXPORTER_OTLP_ENDPOINT, value: {{ $endpoint | quote }}}
+{{- with $own.headers | default $global.headers }}
+- {name: OTEL_EXPORTER_OTLP_HEADERS, value: {{ . | quote }}}
+{{- end }}
+{{- with $own.sampler | default $global.sampler }}
+- {name: OTEL_TRACES_SAMPLER, value: {{ . | quote }}}
+{{- end }}
+{{- with $own.samplerArg | default $global.samplerArg }}
+- {name: OTEL_TRACES_SAMPLER_ARG, value: {{ . | toString | quote }}}
+{{- end }}
+# which replica wrote a span ($(VAR) expands the env entries above)
+- {name: OTEL_RESOURCE_ATTRIBUTES, value: "k8s.pod.name=$(POD_NAME),k8s.namespace.name=$(QUARRY_SYSTEM_NAMESPACE)"}
+{{- end }}
 {{- end -}}
