@@ -79,4 +79,9 @@ quarry_setup() {
   # scripts/build-helm.sh themselves, which waits on the build's lock and then finds it cached.
   echo "[setup] helm in the background (log: $QUARRY_CACHE/logs/build-helm.log)" >&2
   bash "$QUARRY_ROOT/scripts/build-helm.sh" >"$QUARRY_CACHE/logs/build-helm.log" 2>&1 </dev/null &
+  # Jaeger v2 (the OTLP receiver of the traces-* scenarios; ~17 min the first time on 2 cores) in
+  # the background the same way: libs/devcluster/src/jaeger.ts runs build-jaeger.sh, which waits on
+  # the build's lock and then finds it cached.
+  echo "[setup] jaeger in the background (log: $QUARRY_CACHE/logs/build-jaeger.log)" >&2
+  bash "$QUARRY_ROOT/libs/devcluster/src/build-jaeger.sh" >"$QUARRY_CACHE/logs/build-jaeger.log" 2>&1 </dev/null &
 }
