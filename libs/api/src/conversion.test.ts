@@ -121,7 +121,7 @@ test("a v1beta1 list's own order survives v1alpha1's map, which the apiserver se
   // as the apiserver hands it back: keys sorted; and a v1alpha1 client's new param goes last
   const params = down.spec.params ?? {};
   const sorted = Object.fromEntries(
-    [...Object.entries(params), ["added", "x"]].sort(([a], [b]) => (a < b ? -1 : 1)),
+    [...Object.entries(params), ["added", "x"] as const].sort(([a], [b]) => (a < b ? -1 : 1)),
   );
   const up = toV1Beta1({ ...down, spec: { params: sorted } });
   assert.deepEqual(up.spec.params, [...(beta.spec.params ?? []), { name: "added", value: "x" }]);
