@@ -3,8 +3,8 @@
 // through the proxy with CONNECT, so the proxy's log holds host:port and
 // never the pull credentials.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { type ForwardProxy, startForwardProxy } from "@quarry/devcluster/forward-proxy";
+import { test } from "node:test";
+import { useForwardProxy } from "@quarry/devcluster/forward-proxy";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
 import { tknBundlePush } from "@quarry/devcluster/registry";
 import {
@@ -19,11 +19,7 @@ import { resolvedOk, setConfig } from "../harness/scenario.ts";
 const USER = { username: "puller", password: "e2e-proxy-s3cret-pw" };
 const address = hostAddress();
 const ca = makePrivateCa({ ips: [address] });
-let proxy: ForwardProxy;
-before(async () => {
-  proxy = await startForwardProxy();
-});
-after(() => proxy?.stop());
+const forwardProxy = useForwardProxy();
 
 const bundles = useBundleScenario("egress-bundle-proxy", {
   registry: {
@@ -34,7 +30,7 @@ const bundles = useBundleScenario("egress-bundle-proxy", {
   },
   setup: async ({ scn, registry }) => {
     // written before the resolver starts: the proxy applies from its first request
-    await setConfig(scn, "bundleresolver-config", { "ca-bundle": ca.caPem, proxy: proxy.url });
+    await setConfig(scn, "bundleresolver-config", { "ca-bundle": ca.caPem, proxy: forwardProxy().url });
     await tknBundlePush(registry.ref("private/task:v1"), [TASK_YAML], USER);
     registry.clearLog();
     await createPullSecret(scn, "pull", registry.host, USER);
@@ -43,6 +39,7 @@ const bundles = useBundleScenario("egress-bundle-proxy", {
 });
 
 test("a private bundle through the proxy: resolved; the proxy saw CONNECT host:port only", async () => {
+  const proxy = forwardProxy();
   const { scn, registry } = bundles();
   const rr = await resolveBundle(scn, "via-proxy", {
     bundle: registry.ref("private/task:v1"),

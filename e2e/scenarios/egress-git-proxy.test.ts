@@ -4,13 +4,13 @@
 // in no-proxy (a CIDR here) goes direct; and a token is never sent to a
 // plain-http URL through the proxy.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolutionRequest } from "@quarry/api";
-import { type ForwardProxy, startForwardProxy } from "@quarry/devcluster/forward-proxy";
-import { RepoBuilder, TASK_V1, TASK_V2 } from "@quarry/devcluster/git-repos";
+import { useForwardProxy } from "@quarry/devcluster/forward-proxy";
+import { TASK_V1, TASK_V2 } from "@quarry/devcluster/git-repos";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
-import { createTokenSecret, GIT_LABELS, grantTokenAccess, useGitScenario } from "../fixtures/git-scenario.ts";
+import { addPrivateRepo, GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import {
   createRequest,
   dataOf,
@@ -25,24 +25,13 @@ import {
 const TOKEN = "e2e-proxy-git-t0ken";
 const address = hostAddress();
 const ca = makePrivateCa({ ips: [address] });
-let proxy: ForwardProxy;
-before(async () => {
-  proxy = await startForwardProxy();
-});
-after(() => proxy?.stop());
+const forwardProxy = useForwardProxy();
 
 const git = useGitScenario("egress-git-proxy", {
   server: { address, tls: { cert: ca.certPem, key: ca.keyPem } },
   setup: async ({ scn, server }) => {
-    const priv = await RepoBuilder.create(server.root, "team/private.git");
-    priv.write("task.yaml", TASK_V1);
-    await priv.commit("private");
-    await priv.push();
-    priv.dispose();
-    server.setAuth("team/private.git", { token: TOKEN });
-    await createTokenSecret(scn, "git-creds", { token: TOKEN });
-    await grantTokenAccess(scn);
-    await setConfig(scn, "git-resolver-config", { "ca-bundle": ca.caPem, proxy: proxy.url });
+    await addPrivateRepo(scn, server, "team/private.git", TOKEN);
+    await setConfig(scn, "git-resolver-config", { "ca-bundle": ca.caPem, proxy: forwardProxy().url });
   },
 });
 
@@ -56,6 +45,7 @@ async function request(name: string, params: Record<string, string>): Promise<Re
 }
 
 test("through the proxy: public and private repositories resolve; the proxy sees CONNECT host:port only", async () => {
+  const proxy = forwardProxy();
   const { server, url } = git();
   const host = new URL(server.baseUrl).host;
   const pub = await request("via-proxy-public", { url, revision: "main" });
@@ -85,6 +75,7 @@ test("through the proxy: public and private repositories resolve; the proxy sees
 });
 
 test("no-proxy (a CIDR): the host goes direct", async () => {
+  const proxy = forwardProxy();
   const { scn, url } = git();
   await setConfig(scn, "git-resolver-config", {
     "ca-bundle": ca.caPem,
@@ -105,8 +96,9 @@ test("no-proxy (a CIDR): the host goes direct", async () => {
 });
 
 test("a gitToken is never sent to a plain-http URL through the proxy: Forbidden, nothing sent", async () => {
+  const proxy = forwardProxy();
   const { scn } = git();
-  await setConfig(scn, "git-resolver-config", { "ca-bundle": ca.caPem, proxy: proxy.url });
+  await setConfig(scn, "git-resolver-config", { "ca-bundle": ca.caPem, proxy: forwardProxy().url });
   const before = proxy.requests().length;
   const deadline = Date.now() + 15_000;
   for (let i = 0; ; i++) {

@@ -2,8 +2,8 @@
 // the request fails at once with SourceUnavailable naming the proxy, the
 // host and the proxy's answer, and is not retried.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { type ForwardProxy, startForwardProxy } from "@quarry/devcluster/forward-proxy";
+import { test } from "node:test";
+import { useForwardProxy } from "@quarry/devcluster/forward-proxy";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
 import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import {
@@ -17,20 +17,17 @@ import {
 
 const address = hostAddress();
 const ca = makePrivateCa({ ips: [address] });
-let proxy: ForwardProxy;
-before(async () => {
-  proxy = await startForwardProxy({ refuse: true });
-});
-after(() => proxy?.stop());
+const forwardProxy = useForwardProxy({ refuse: true });
 
 const git = useGitScenario("egress-proxy-refuses", {
   server: { address, tls: { cert: ca.certPem, key: ca.keyPem } },
   setup: async ({ scn }) => {
-    await setConfig(scn, "git-resolver-config", { "ca-bundle": ca.caPem, proxy: proxy.url });
+    await setConfig(scn, "git-resolver-config", { "ca-bundle": ca.caPem, proxy: forwardProxy().url });
   },
 });
 
 test("the proxy refuses: SourceUnavailable naming proxy, host and answer; not retried", async (t) => {
+  const proxy = forwardProxy();
   const { scn, url, server, resolver } = git();
   const started = Date.now();
   await createRequest(

@@ -3,22 +3,14 @@
 // A's cached bytes (one resolver watching both namespaces).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RepoBuilder, TASK_V1 } from "@quarry/devcluster/git-repos";
-import { createTokenSecret, GIT_LABELS, grantTokenAccess, useGitScenario } from "../fixtures/git-scenario.ts";
+import { addPrivateRepo, GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
 import { createRequest, finished, newRequest, succeeded, waitForRequest } from "../harness/scenario.ts";
 
 const TOKEN = "tenant-a-token";
 let tenantB = "";
 const git = useGitScenario("git-tenancy", {
   setup: async ({ scn, server }) => {
-    const priv = await RepoBuilder.create(server.root, "a/private.git");
-    priv.write("task.yaml", TASK_V1);
-    await priv.commit("private");
-    await priv.push();
-    priv.dispose();
-    server.setAuth("a/private.git", { token: TOKEN });
-    await grantTokenAccess(scn);
-    await createTokenSecret(scn, "git-creds", { token: TOKEN });
+    await addPrivateRepo(scn, server, "a/private.git", TOKEN);
     tenantB = await scn.extraNamespace("git-tenant-b");
   },
   env: ({ scn }) => ({ QUARRY_WATCH_NAMESPACE: `${scn.namespace},${tenantB}` }),

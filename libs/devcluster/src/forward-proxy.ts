@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { freePort } from "./controlplane.ts";
 
 export interface ProxyRequest {
@@ -87,6 +88,19 @@ export async function startForwardProxy(opts: ForwardProxyOptions = {}): Promise
       }
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Registers node:test hooks that start a forward proxy and stop it; returns an accessor valid inside tests. */
+export function useForwardProxy(opts: ForwardProxyOptions = {}): () => ForwardProxy {
+  let proxy: ForwardProxy | undefined;
+  before(async () => {
+    proxy = await startForwardProxy(opts);
+  });
+  after(() => proxy?.stop());
+  return () => {
+    if (!proxy) throw new Error("forward proxy used outside a test");
+    return proxy;
   };
 }
 
