@@ -36,11 +36,12 @@ for (const kind of ["Task", "Pipeline", "StepAction"]) {
     for (const gone of ["uid", "resourceVersion", "managedFields", "creationTimestamp"]) {
       assert.equal(doc.metadata[gone], undefined, gone);
     }
-    const plural = `${kind.toLowerCase()}s`;
+    // Tekton's form: the lower-case singular kind (not the plural resource)
+    const singular = kind.toLowerCase();
     const version = kind === "StepAction" ? "v1beta1" : "v1";
     assert.equal(
       rr.status?.refSource?.uri,
-      `/apis/tekton.dev/${version}/namespaces/${scn.namespace}/${plural}/${name}@${created.metadata.uid}`,
+      `/apis/tekton.dev/${version}/namespaces/${scn.namespace}/${singular}/${name}@${created.metadata.uid}`,
     );
     const bytes = Buffer.from(rr.status?.data ?? "", "base64");
     assert.equal(rr.status?.refSource?.digest.sha256, createHash("sha256").update(bytes).digest("hex"));

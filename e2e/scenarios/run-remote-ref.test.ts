@@ -81,7 +81,7 @@ function expectedRefSource(r: RunRefScenario, resolver: Resolver, rr: Resolution
     case "cluster": {
       const bytes = Buffer.from(rr.status?.data ?? "", "base64");
       return {
-        uri: `/apis/tekton.dev/v1/namespaces/${r.scn.namespace}/tasks/wait@${clusterTask?.metadata.uid}`,
+        uri: `/apis/tekton.dev/v1/namespaces/${r.scn.namespace}/task/wait@${clusterTask?.metadata.uid}`,
         digest: { sha256: createHash("sha256").update(bytes).digest("hex") },
       };
     }

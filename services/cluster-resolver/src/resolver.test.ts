@@ -35,7 +35,7 @@ test("a cache hit makes no API call", async () => {
   const r = await new ClusterResolver({ task: kind }).resolve({ name: "t" }, ctx());
   assert.match(Buffer.from(r.data).toString(), /kind: Task/);
   assert.equal(kind.reads, 0);
-  assert.equal(r.refSource?.uri, "/apis/tekton.dev/v1/namespaces/ns/tasks/t@u1");
+  assert.equal(r.refSource?.uri, "/apis/tekton.dev/v1/namespaces/ns/task/t@u1");
 });
 
 test("a miss asks the API once: an object created just before the request is found", async () => {

@@ -82,7 +82,9 @@ export class ClusterResolver implements Resolver {
         "resolution.tekton.dev/namespace": namespace,
       },
       refSource: {
-        uri: `/apis/${served.apiVersion}/namespaces/${namespace}/${served.plural}/${name}@${obj.metadata.uid}`,
+        // as Tekton's cluster resolver writes it (v1.15.1): the lower-case singular kind, not the
+        // resource's plural, so provenance consumers match both resolvers' URIs alike
+        uri: `/apis/${served.apiVersion}/namespaces/${namespace}/${kind}/${name}@${obj.metadata.uid}`,
         digest: { sha256 },
       },
     };
