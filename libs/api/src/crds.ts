@@ -4,6 +4,7 @@
 import { dump } from "js-yaml";
 import {
   ADMISSION_POLICY_DISABLED,
+  ANNOTATION_REASON,
   LABEL_ADMISSION_POLICY,
   LABEL_RESOLVER_ALIAS,
   LABEL_RESOLVER_TYPE,
@@ -16,6 +17,7 @@ import {
   pipeCrd,
   pipeStrategyCrd,
 } from "./pipe-crds.ts";
+import { QuarryReason } from "./reasons.ts";
 import { CUSTOM_RUN_CRD_NAME, customRunCrd, RUN_CRD_NAME, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";
 import { resolutionRequestSchema, resolutionRequestV1Alpha1Schema } from "./schemas.ts";
@@ -197,11 +199,21 @@ export const LIFECYCLE_WRITES_POLICY_NAME = "quarry-lifecycle-controller-writes"
 /** The lifecycle controller's ServiceAccount name, in whatever namespace it is installed. */
 export const LIFECYCLE_SERVICE_ACCOUNT = "quarry-lifecycle-controller";
 
+/** The finer reasons the lifecycle controller itself writes, when it ends a request no resolver did. */
+export const LIFECYCLE_REASONS = [
+  QuarryReason.MissingResolverLabel,
+  QuarryReason.NoResolver,
+  QuarryReason.TimedOut,
+] as const;
+
 /**
  * RBAC cannot tell a request's conditions from its data: both live in the
  * status subresource. This policy makes the apiserver itself hold the
  * lifecycle controller to "conditions only": it may not change a request's
- * spec, resolved data, annotations or refSource.
+ * spec, resolved data, refSource, source or resolvers' annotations; of the
+ * annotations it may only set quarry.dev/reason, and only to one of its own
+ * reasons (LIFECYCLE_REASONS), so a failure it writes is as machine-readable
+ * as a resolver's.
  */
 export function lifecycleWritesPolicy(): Manifest[] {
   const unchanged = (field: string) => {
@@ -226,9 +238,45 @@ export function lifecycleWritesPolicy(): Manifest[] {
         reason: "Forbidden",
       },
       {
-        expression: ["data", "annotations", "refSource", "source"].map(unchanged).join(" && "),
+        expression: [
+          ...["data", "refSource", "source"].map(unchanged),
+          annotationsUnchangedBut(ANNOTATION_REASON, "object", "oldObject"),
+          annotationsUnchangedBut(ANNOTATION_REASON, "oldObject", "object"),
+          reasonIsOneOf(LIFECYCLE_REASONS),
+        ].join(" && "),
         message:
-          "the lifecycle controller writes conditions only: status.data, annotations, refSource and source belong to resolvers",
+          "the lifecycle controller writes conditions only (and its own quarry.dev/reason): status.data, annotations, refSource and source belong to resolvers",
+        reason: "Forbidden",
+      },
+    ],
+  });
+}
+
+export const LIFECYCLE_DELETES_POLICY_NAME = "quarry-lifecycle-controller-deletes";
+
+/**
+ * The lifecycle controller deletes completed requests once their
+ * completed-request-ttl passed (services/lifecycle-controller cleanup.ts).
+ * RBAC grants delete on every request; this policy has the apiserver refuse
+ * it the deletion of one that is not completed, so a bug cannot delete a
+ * request a resolver is still working on.
+ */
+export function lifecycleDeletesPolicy(): Manifest[] {
+  return admissionPolicy({
+    name: LIFECYCLE_DELETES_POLICY_NAME,
+    operations: ["DELETE"],
+    resources: [RESOLUTION_REQUEST_PLURAL],
+    matchConditions: [
+      {
+        name: "is-lifecycle-controller",
+        expression: `request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':${LIFECYCLE_SERVICE_ACCOUNT}')`,
+      },
+    ],
+    validations: [
+      {
+        expression:
+          "has(oldObject.status) && has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, c.type == 'Succeeded' && (c.status == 'True' || c.status == 'False'))",
+        message: "the lifecycle controller deletes only completed ResolutionRequests",
         reason: "Forbidden",
       },
     ],
@@ -317,11 +365,31 @@ export function generatedFiles(): Record<string, string> {
       [resolutionRequestCrdWithConversion()],
       CONVERSION_CRDS_NOTE,
     ),
-    "resolutionrequest-policy.yaml": toYaml([...resolverLabelPolicy(), ...lifecycleWritesPolicy()]),
+    "resolutionrequest-policy.yaml": toYaml([
+      ...resolverLabelPolicy(),
+      ...lifecycleWritesPolicy(),
+      ...lifecycleDeletesPolicy(),
+    ]),
     [`${PIPE_CRD_NAME}.yaml`]: toYaml([pipeCrd()]),
     [`${PIPE_STRATEGY_CRD_NAME}.yaml`]: toYaml([pipeStrategyCrd()]),
     [`${CLUSTER_PIPE_STRATEGY_CRD_NAME}.yaml`]: toYaml([clusterPipeStrategyCrd()]),
     [`${RUN_CRDS_SUBDIR}/${RUN_CRD_NAME}.yaml`]: toYaml([runCrd()], RUN_CRDS_NOTE),
     [`${RUN_CRDS_SUBDIR}/${CUSTOM_RUN_CRD_NAME}.yaml`]: toYaml([customRunCrd()], RUN_CRDS_NOTE),
   };
+}
+
+/** Every status annotation of `a` but `key` is in `b` with the same value (CEL; both directions make "unchanged"). */
+function annotationsUnchangedBut(key: string, a: string, b: string): string {
+  const inB = `has(${b}.status) && has(${b}.status.annotations) && k in ${b}.status.annotations && ${b}.status.annotations[k] == ${a}.status.annotations[k]`;
+  return `(!has(${a}.status) || !has(${a}.status.annotations) || ${a}.status.annotations.all(k, k == '${key}' || (${inB})))`;
+}
+
+/** quarry.dev/reason is unchanged, or one of `reasons` (CEL). */
+function reasonIsOneOf(reasons: readonly string[]): string {
+  const key = `'${ANNOTATION_REASON}'`;
+  const now = `has(object.status) && has(object.status.annotations) && ${key} in object.status.annotations`;
+  const before = `has(oldObject.status) && has(oldObject.status.annotations) && ${key} in oldObject.status.annotations`;
+  const same = `(${before} && oldObject.status.annotations[${key}] == object.status.annotations[${key}])`;
+  const list = reasons.map((r) => `'${r}'`).join(", ");
+  return `(!(${now}) || ${same} || object.status.annotations[${key}] in [${list}])`;
 }

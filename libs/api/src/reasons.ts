@@ -24,8 +24,12 @@ export const QuarryReason = {
   TooLarge: "TooLarge",
   UnsupportedKind: "UnsupportedKind",
   SourceUnavailable: "SourceUnavailable",
+  /** The lifecycle controller's: no resolver accepted the request before the global timeout. */
   NoResolver: "NoResolver",
+  /** The lifecycle controller's: the request has no resolver label, so no resolver can claim it. */
   MissingResolverLabel: "MissingResolverLabel",
+  /** The lifecycle controller's: a resolver accepted the request but did not finish it before the global timeout. */
+  TimedOut: "TimedOut",
   InvalidRequest: "InvalidRequest",
   /** The source is not what the resolver reads (e.g. an image that breaks the Tekton bundle contract). */
   InvalidBundle: "InvalidBundle",

@@ -26,6 +26,7 @@ export {
   trustedCas,
 } from "./egress.ts";
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
+export { metadataHostProblem } from "./metadata-hosts.ts";
 export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
 export { failureStatus, type Plan, planResolution, successStatus } from "./plan.ts";
 export {

@@ -143,3 +143,20 @@ for (const [code, reason] of mapping) {
     }
   });
 }
+
+test("a registry at a link-local (cloud metadata) address is Forbidden before any fetch", async () => {
+  const { registry, calls } = fakeRegistry();
+  const { load, asked } = loader(USER);
+  const r = new BundleResolver({ registry, loadCredentials: load });
+  for (const bundle of ["169.254.169.254/latest/b:v1", "[fe80::1]:5000/team/b:v1"])
+    await assert.rejects(
+      () => r.resolve({ bundle, name: "build" }, ctx()),
+      (err: unknown) =>
+        err instanceof ResolutionError &&
+        err.reason === "Forbidden" &&
+        /^param "bundle": registry .* is a link-local address/.test(err.message),
+      bundle,
+    );
+  assert.equal(calls.length, 0);
+  assert.equal(asked.length, 0);
+});

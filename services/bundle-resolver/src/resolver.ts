@@ -17,6 +17,7 @@ import {
   type Egress,
   effectiveEgress,
   forbidden,
+  metadataHostProblem,
   type Params,
   ResolutionError,
   type ResolveContext,
@@ -216,6 +217,9 @@ function needsCredentials(err: unknown): boolean {
 }
 
 function checkAllowed(req: BundleRequest, config: BundleConfig): void {
+  // the URL parser normalises the host (IPv4 in any spelling, IPv6 in brackets) as a fetch would
+  const problem = metadataHostProblem(new URL(`https://${req.ref.registry}`).hostname);
+  if (problem) throw forbidden(`param "bundle": registry ${problem}`);
   if (config.allowedRepositories.length === 0) return;
   const name = repositoryName(req.ref);
   if (!config.allowedRepositories.some((re) => re.test(name))) {

@@ -66,3 +66,24 @@ test("namespace rules without a * entry refuse namespaces they do not list", () 
   const c = parseGitConfig({ "namespace-allowed-urls": "team-a: .*" });
   assert.throws(() => checkPolicy({ url: "https://x/y.git", revisionText: "main" }, c, "team-b"), /team-b/);
 });
+
+test("link-local (cloud metadata) hosts are refused even where allowed-urls would admit them", () => {
+  const open = parseGitConfig({ "allowed-urls": ".*" });
+  for (const url of [
+    "http://169.254.169.254/latest/meta-data",
+    "http://[fe80::1]/x.git",
+    "http://metadata.google.internal/computeMetadata/v1",
+  ])
+    for (const c of [open, parseGitConfig({})])
+      assert.throws(
+        () => checkPolicy({ url, revisionText: "main" }, c, "ns"),
+        (err: unknown) =>
+          err instanceof ResolutionError &&
+          err.reason === "Forbidden" &&
+          /^param "url": .* resolvers never fetch from it$/.test(err.message),
+        url,
+      );
+  assert.doesNotThrow(() =>
+    checkPolicy({ url: "http://127.0.0.1:8080/x.git", revisionText: "main" }, parseGitConfig({}), "ns"),
+  );
+});

@@ -1,6 +1,7 @@
 // Who may read which repository at which revision: git-resolver-config's
-// allow-lists. Pure; a refusal is Forbidden and names the param and the key.
-import { forbidden } from "@quarry/resolver-sdk";
+// allow-lists, and the link-local metadata addresses no allow-list opens
+// (metadataHostProblem). Pure; a refusal is Forbidden and names the param and the key.
+import { forbidden, metadataHostProblem } from "@quarry/resolver-sdk";
 import type { GitConfig } from "./config.ts";
 import type { GitRequest } from "./params.ts";
 
@@ -11,6 +12,8 @@ export function checkPolicy(
   namespace: string,
 ): void {
   const { url, revisionText } = req;
+  const problem = metadataHostProblem(new URL(url).hostname);
+  if (problem) throw forbidden(`param "url": ${problem}`);
   if (config.allowedUrls.length > 0 && !config.allowedUrls.some((re) => re.test(url))) {
     throw forbidden(`param "url": ${url} is not allowed by allowed-urls in git-resolver-config`);
   }

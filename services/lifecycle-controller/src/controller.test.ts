@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   ANNOTATION_ACCEPTED_BY,
+  ANNOTATION_REASON,
   type Condition,
   LABEL_RESOLVER_ALIAS,
   LABEL_RESOLVER_TYPE,
@@ -128,6 +129,7 @@ const rows: Row[] = [
     wantActions: [
       patch("status", "1", {
         status: {
+          annotations: { [ANNOTATION_REASON]: "NoResolver" },
           conditions: [
             failed("ResolutionTimedOut", "no resolver for type git answered within 1m0s", TIMEOUT_MS),
           ],
@@ -154,6 +156,7 @@ const rows: Row[] = [
     wantActions: [
       patch("status", "1", {
         status: {
+          annotations: { [ANNOTATION_ACCEPTED_BY]: "git-resolver/pod", [ANNOTATION_REASON]: "TimedOut" },
           conditions: [
             failed("ResolutionTimedOut", "resolution took longer than global timeout of 1m0s", 61_000),
           ],
@@ -184,6 +187,7 @@ const rows: Row[] = [
             ),
           ],
           observedGeneration: 1,
+          annotations: { [ANNOTATION_REASON]: "MissingResolverLabel" },
         },
       }),
     ],

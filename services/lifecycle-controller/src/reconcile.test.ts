@@ -6,7 +6,7 @@ import { decide, MESSAGE_WAITING, type World } from "./reconcile.ts";
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const world = (elapsedMs: number, timeoutMs = 60_000): World => ({
   now: T0 + elapsedMs,
-  config: { maxResolutionTimeoutMs: timeoutMs },
+  config: { maxResolutionTimeoutMs: timeoutMs, completedRequestTtlMs: 3_600_000 },
 });
 
 function rr(labels: Record<string, string>, status?: ResolutionRequest["status"]): ResolutionRequest {
@@ -46,6 +46,10 @@ test("decide: table", () => {
     label?: string;
     requeue?: number;
     noWrite?: boolean;
+    /** status.annotations["quarry.dev/reason"] written, when the controller ends the request itself. */
+    quarryReason?: string;
+    /** Annotations the write must keep (a resolver's). */
+    keeps?: Record<string, string>;
   }[] = [
     {
       name: "new request is initialised",
@@ -82,6 +86,7 @@ test("decide: table", () => {
       status: "False",
       reason: "ResolutionTimedOut",
       message: "no resolver for type git answered within 1m0s",
+      quarryReason: "NoResolver",
     },
     {
       name: "timeout after a resolver accepted",
@@ -90,12 +95,15 @@ test("decide: table", () => {
       status: "False",
       reason: "ResolutionTimedOut",
       message: "resolution took longer than global timeout of 1m0s",
+      quarryReason: "TimedOut",
+      keeps: { "quarry.dev/accepted-by": "x" },
     },
     {
       name: "timeout after a resolver changed the message",
       obj: rr(git, { conditions: [{ ...inProgress, message: "fetching" }] }),
       world: world(61_000),
       message: "resolution took longer than global timeout of 1m0s",
+      quarryReason: "TimedOut",
     },
     {
       name: "missing label fails at once",
@@ -104,6 +112,24 @@ test("decide: table", () => {
       status: "False",
       reason: "ResolutionFailed",
       message: /resolution\.tekton\.dev\/type/,
+      quarryReason: "MissingResolverLabel",
+    },
+    {
+      name: "an empty resolver label is a missing one",
+      obj: rr({ "resolution.tekton.dev/type": "" }),
+      world: world(0),
+      status: "False",
+      reason: "ResolutionFailed",
+      quarryReason: "MissingResolverLabel",
+    },
+    {
+      name: "unknown resolver type times out with NoResolver",
+      obj: rr({ "resolution.tekton.dev/type": "nonesuch" }, { conditions: [inProgress] }),
+      world: world(60_000),
+      status: "False",
+      reason: "ResolutionTimedOut",
+      message: "no resolver for type nonesuch answered within 1m0s",
+      quarryReason: "NoResolver",
     },
     {
       name: "done (True) is left alone",
@@ -138,6 +164,7 @@ test("decide: table", () => {
       obj: rr(git),
       world: world(2500, 2500),
       message: "no resolver for type git answered within 2.5s",
+      quarryReason: "NoResolver",
     },
   ];
   for (const c of cases) {
@@ -150,6 +177,8 @@ test("decide: table", () => {
     assert.equal(d.canonicalLabel, c.label, c.name);
     assert.equal(d.requeueAfterMs, c.requeue, c.name);
     if (d.status) assert.equal(d.status.observedGeneration, 3, c.name);
+    assert.equal(d.status?.annotations?.["quarry.dev/reason"], c.quarryReason, c.name);
+    for (const [k, v] of Object.entries(c.keeps ?? {})) assert.equal(d.status?.annotations?.[k], v, c.name);
   }
 });
 

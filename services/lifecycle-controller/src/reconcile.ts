@@ -3,12 +3,14 @@
 // Mirrors Tekton's lifecycle reconciler, plus Quarry's label normalisation
 // and a timeout message that says whether any resolver answered at all.
 import {
+  ANNOTATION_REASON,
   CONDITION_SUCCEEDED,
   type Condition,
   getCondition,
   isDone,
   LABEL_RESOLVER_ALIAS,
   LABEL_RESOLVER_TYPE,
+  QuarryReason,
   REASON_RESOLUTION_FAILED,
   REASON_RESOLUTION_IN_PROGRESS,
   REASON_RESOLUTION_TIMED_OUT,
@@ -28,8 +30,11 @@ export interface World {
 export interface Decision {
   /** Set this canonical resolver label on the object (metadata patch). */
   canonicalLabel?: string;
-  /** Desired status fields (only conditions and observedGeneration). */
-  status?: { conditions: Condition[]; observedGeneration?: number };
+  /**
+   * Desired status fields: conditions and observedGeneration, and, when the controller ends a
+   * request itself, the request's annotations with its quarry.dev/reason added.
+   */
+  status?: { conditions: Condition[]; observedGeneration?: number; annotations?: Record<string, string> };
   event?: { type: "Normal" | "Warning"; reason: string; message: string };
   requeueAfterMs?: number;
 }
@@ -37,15 +42,16 @@ export interface Decision {
 export function decide(rr: ResolutionRequest, world: World): Decision {
   if (isDone(rr.status)) return {};
   const { type, canonicalLabelMissingOrWrong } = resolverTypeOf(rr.metadata.labels);
-  const withStatus = (condition: Condition): Decision["status"] => ({
+  const withStatus = (condition: Condition, reason?: QuarryReason): Decision["status"] => ({
     conditions: replaceCondition(rr.status?.conditions, condition, world.now),
     observedGeneration: rr.metadata.generation,
+    ...(reason && { annotations: { ...rr.status?.annotations, [ANNOTATION_REASON]: reason } }),
   });
 
   if (!type) {
     const message = `request has neither the "${LABEL_RESOLVER_TYPE}" label nor its alias "${LABEL_RESOLVER_ALIAS}", so no resolver can claim it`;
     return {
-      status: withStatus(failed(REASON_RESOLUTION_FAILED, message)),
+      status: withStatus(failed(REASON_RESOLUTION_FAILED, message), QuarryReason.MissingResolverLabel),
       event: { type: "Warning", reason: REASON_RESOLUTION_FAILED, message },
     };
   }
@@ -59,12 +65,14 @@ export function decide(rr: ResolutionRequest, world: World): Decision {
   const created = Date.parse(rr.metadata.creationTimestamp ?? "");
   const elapsed = Number.isNaN(created) ? 0 : world.now - created;
   if (elapsed >= timeoutMs) {
-    const message = touchedByResolver(rr)
+    const touched = touchedByResolver(rr);
+    const message = touched
       ? `resolution took longer than global timeout of ${formatDuration(timeoutMs)}`
       : `no resolver for type ${type} answered within ${formatDuration(timeoutMs)}`;
+    const reason = touched ? QuarryReason.TimedOut : QuarryReason.NoResolver;
     return {
       ...decision,
-      status: withStatus(failed(REASON_RESOLUTION_TIMED_OUT, message)),
+      status: withStatus(failed(REASON_RESOLUTION_TIMED_OUT, message), reason),
       event: { type: "Warning", reason: REASON_RESOLUTION_TIMED_OUT, message },
     };
   }
