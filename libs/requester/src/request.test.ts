@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { requestNameFor } from "@quarry/api";
-import { contextFromTraceparent, setupTracing, withSpan } from "@quarry/observability";
-import { buildRequest } from "./request.ts";
+import { type ResolutionRequest, requestNameFor } from "@quarry/api";
+import type { KubeClient } from "@quarry/kube";
+import { contextFromTraceparent, currentTraceparent, setupTracing, withSpan } from "@quarry/observability";
+import { buildRequest, requestResolution } from "./request.ts";
 
 const owner = { apiVersion: "tekton.dev/v1beta1", kind: "CustomRun", name: "run-1", uid: "uid-1" };
 const params = [
@@ -86,4 +87,24 @@ test("the active trace context is stamped as traceparent; an explicit one wins",
       "00-11111111111111111111111111111111-2222222222222222-01",
     );
   });
+});
+
+test("requestResolution stamps its own create span: same trace as the caller, a child of its span", async () => {
+  const created: ResolutionRequest[] = [];
+  const client = {
+    create: async (_rt: unknown, obj: ResolutionRequest) => {
+      created.push(obj);
+      return obj;
+    },
+  } as unknown as KubeClient;
+  const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  let callerTraceparent: string | undefined;
+  await withSpan("reconcile", contextFromTraceparent(parent), {}, async () => {
+    callerTraceparent = currentTraceparent();
+    await requestResolution(client, { namespace: "n", resolverType: "git", params, baseName: "b" });
+  });
+  const tp = created[0]?.metadata.annotations?.traceparent ?? "";
+  assert.match(tp, /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+  assert.notEqual(tp, callerTraceparent, "the create span's id, not the caller's");
+  assert.equal(currentTraceparent(), undefined, "the span ended with the call");
 });
