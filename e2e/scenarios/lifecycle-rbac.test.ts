@@ -45,7 +45,7 @@ test("may not write request data", async () => {
   );
 });
 
-test("may not create or delete requests, nor change their spec", async () => {
+test("may not create requests, delete one that is not completed, nor change their spec", async () => {
   await denied("create", () =>
     client.create(
       resolutionRequests,

@@ -8,6 +8,7 @@ import { loadAll } from "js-yaml";
 import {
   CONVERSION_CRDS_SUBDIR,
   generatedFiles,
+  lifecycleDeletesPolicy,
   lifecycleWritesPolicy,
   resolutionRequestCrd,
   resolutionRequestCrdWithConversion,
@@ -38,6 +39,7 @@ test("the YAML parses back to the objects", () => {
   assert.deepEqual(loadAll(files["resolutionrequest-policy.yaml"] ?? ""), [
     ...resolverLabelPolicy(),
     ...lifecycleWritesPolicy(),
+    ...lifecycleDeletesPolicy(),
   ]);
   assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/runs.tekton.dev.yaml`] ?? ""), [runCrd()]);
   assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/customruns.tekton.dev.yaml`] ?? ""), [customRunCrd()]);

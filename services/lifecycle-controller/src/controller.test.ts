@@ -75,6 +75,41 @@ function patch(subresource: "" | "status", rv: string, body: Record<string, unkn
   return action;
 }
 
+const TTL_MS = 3_600_000;
+const taskRuns = {
+  group: "tekton.dev",
+  version: "v1",
+  plural: "taskruns",
+  kind: "TaskRun",
+  namespaced: true,
+};
+const taskRun = (status?: Record<string, unknown>) => ({
+  apiVersion: "tekton.dev/v1",
+  kind: "TaskRun",
+  metadata: { name: "build", namespace: "ns", uid: "tr-uid" },
+  ...(status ? { status } : {}),
+});
+function owned(rr: ResolutionRequest): ResolutionRequest {
+  const ref = {
+    apiVersion: "tekton.dev/v1",
+    kind: "TaskRun",
+    name: "build",
+    uid: "tr-uid",
+    controller: true,
+  };
+  return { ...rr, metadata: { ...rr.metadata, ownerReferences: [ref] } };
+}
+function deleteRequest(): FakeAction {
+  return {
+    verb: "delete",
+    resource: "resolutionrequests",
+    namespace: "ns",
+    name: "r",
+    subresource: "",
+    body: { preconditions: { uid: "00000000-0000-4000-8000-000000000001", resourceVersion: "1" } },
+  };
+}
+
 interface Row {
   name: string;
   /** In the informer's cache and in the apiserver (seeded, so resourceVersion "1"). */
@@ -201,10 +236,53 @@ const rows: Row[] = [
     ],
   },
   {
-    name: "a done request is left alone",
+    name: "a done request is not written; looked at again when its completed-request-ttl passes",
     given: request(git, { conditions: [succeeded(0)], data: "eA==" }),
     elapsedMs: 120_000,
     wantActions: [],
+    wantRequeueMs: TTL_MS - 120_000,
+  },
+  {
+    name: "past its ttl, no owner: deleted, only if still the object decided on (uid, resourceVersion)",
+    given: request(git, { conditions: [succeeded(0)], data: "eA==" }),
+    elapsedMs: TTL_MS,
+    wantActions: [deleteRequest()],
+  },
+  {
+    name: "past its ttl, changed meanwhile: the 409 ends it quietly (the informer brings the change)",
+    given: request(git, { conditions: [succeeded(0)], data: "eA==" }),
+    elapsedMs: TTL_MS,
+    arrange: (client) => client.failNext("delete", 409),
+    wantActions: [{ ...deleteRequest(), error: 409 }],
+  },
+  {
+    name: "past its ttl, owned by a TaskRun still running (it may not have read it): kept, rechecked",
+    given: owned(request(git, { conditions: [succeeded(0)], data: "eA==" })),
+    elapsedMs: TTL_MS,
+    arrange: (client) => client.seed(taskRuns, taskRun()),
+    wantActions: [],
+    wantRequeueMs: 5 * 60_000,
+  },
+  {
+    name: "past its ttl, owned by a TaskRun that is done: deleted",
+    given: owned(request(git, { conditions: [succeeded(0)], data: "eA==" })),
+    elapsedMs: TTL_MS,
+    arrange: (client) => client.seed(taskRuns, taskRun({ conditions: [succeeded(10)] })),
+    wantActions: [deleteRequest()],
+  },
+  {
+    name: "past its ttl, owner gone (or no Tekton here): deleted",
+    given: owned(request(git, { conditions: [failed("ResolutionFailed", "x", 0)] })),
+    elapsedMs: TTL_MS,
+    wantActions: [deleteRequest()],
+  },
+  {
+    name: "past its ttl, owner not readable (RBAC): kept, rechecked",
+    given: owned(request(git, { conditions: [succeeded(0)], data: "eA==" })),
+    elapsedMs: TTL_MS,
+    arrange: (client) => client.failNext("get", 403),
+    wantActions: [],
+    wantRequeueMs: 5 * 60_000,
   },
   {
     name: "deleted (not in the cache): no API call at all",
@@ -263,7 +341,7 @@ for (const row of rows) {
     const reconciler = new LifecycleReconciler({
       client,
       requests: new MapLister(cached),
-      config: () => ({ maxResolutionTimeoutMs: TIMEOUT_MS }),
+      config: () => ({ maxResolutionTimeoutMs: TIMEOUT_MS, completedRequestTtlMs: TTL_MS }),
       recorder,
       log,
       now: () => T0 + row.elapsedMs,

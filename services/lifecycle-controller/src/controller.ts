@@ -4,13 +4,18 @@
 // that raced ours is never overwritten.
 import {
   ANNOTATION_TRACEPARENT,
+  type HasConditions,
+  isDone,
   LABEL_RESOLVER_TYPE,
+  type OwnerReference,
   type ResolutionRequest,
   resolutionRequests,
 } from "@quarry/api";
 import {
   type EventRecorder,
+  isApiError,
   type KubeClient,
+  type KubeObject,
   type Lister,
   lockedMergePatch,
   patchStatus,
@@ -18,6 +23,7 @@ import {
   type Reconciler,
 } from "@quarry/kube";
 import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarry/observability";
+import { type CleanupDecision, decideCleanup, type OwnerState } from "./cleanup.ts";
 import type { LifecycleConfig } from "./config.ts";
 import { decide } from "./reconcile.ts";
 
@@ -54,6 +60,7 @@ export class LifecycleReconciler implements Reconciler {
     span: Span,
   ): Promise<ReconcileOutcome | undefined> {
     const { client, recorder, log } = this.deps;
+    if (isDone(cached.status)) return this.cleanUp(cached);
     const world = () => ({ now: (this.deps.now ?? Date.now)(), config: this.deps.config() });
     let rr = cached;
     const first = decide(rr, world());
@@ -87,6 +94,72 @@ export class LifecycleReconciler implements Reconciler {
         recorder.record(written, outcome.event.type, outcome.event.reason, outcome.event.message);
     }
     return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
+  }
+
+  /** A completed request: delete it once its TTL passed and no owner wants it (cleanup.ts). */
+  private async cleanUp(rr: ResolutionRequest): Promise<ReconcileOutcome | undefined> {
+    const world = { now: (this.deps.now ?? Date.now)(), ttlMs: this.deps.config().completedRequestTtlMs };
+    let decision: CleanupDecision = decideCleanup(rr, world);
+    if (decision.kind === "check-owner") {
+      decision = decideCleanup(rr, world, await this.ownerState(rr, decision.owner));
+    }
+    switch (decision.kind) {
+      case "keep":
+        return undefined;
+      case "wait":
+        return { requeueAfterMs: decision.afterMs };
+      case "check-owner":
+        return undefined; // not reached: the owner was looked up
+      case "delete":
+        try {
+          // only the object this decision was made on: not one recreated under its name, not one changed since
+          await this.deps.client.delete(
+            resolutionRequests,
+            rr.metadata.namespace ?? "",
+            rr.metadata.name ?? "",
+            {
+              preconditions: { uid: rr.metadata.uid, resourceVersion: rr.metadata.resourceVersion },
+            },
+          );
+          this.deps.log.info({ key: keyOf(rr), why: decision.why }, "deleted completed request");
+        } catch (err) {
+          // gone already, or changed: the informer brings the change and the decision is made again
+          if (!isApiError(err, 404) && !isApiError(err, 409)) throw err;
+        }
+        return undefined;
+    }
+  }
+
+  /** The owning run's progress: done when its Succeeded condition is True or False. */
+  private async ownerState(rr: ResolutionRequest, owner: OwnerReference): Promise<OwnerState> {
+    const [group, version] = owner.apiVersion.split("/");
+    const rt = {
+      group: group ?? "",
+      version: version ?? "",
+      kind: owner.kind,
+      plural: `${owner.kind.toLowerCase()}s`,
+      namespaced: true,
+    };
+    try {
+      const run = await this.deps.client.get<KubeObject & { status?: HasConditions }>(
+        rt,
+        rr.metadata.namespace,
+        owner.name,
+      );
+      if (owner.uid && run.metadata.uid && run.metadata.uid !== owner.uid) return "gone";
+      return isDone(run.status) ? "done" : "running";
+    } catch (err) {
+      // 404: no such run, or its kind is not even served (no Tekton here)
+      if (isApiError(err, 404)) return "gone";
+      if (isApiError(err, 403)) {
+        this.deps.log.warn(
+          { key: keyOf(rr), owner: `${owner.kind}/${owner.name}`, err: (err as Error).message },
+          "cannot read the owner of a completed request: kept (grant get on it to the lifecycle controller)",
+        );
+        return "unreadable";
+      }
+      throw err;
+    }
   }
 }
 
