@@ -39,7 +39,7 @@ test("resolves a Task and prints it with its refSource", async () => {
   assert.match(stdout, /name: hello/);
   assert.match(
     stderr,
-    /# refSource: \/apis\/tekton\.dev\/v1\/namespaces\/.*\/tasks\/hello@.* sha256:[0-9a-f]{64}/,
+    /# refSource: \/apis\/tekton\.dev\/v1\/namespaces\/.*\/task\/hello@.* sha256:[0-9a-f]{64}/,
   );
 });
 
