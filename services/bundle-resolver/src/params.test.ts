@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ResolutionError } from "@quarry/resolver-sdk";
+import { ParamsValidator, ResolutionError } from "@quarry/resolver-sdk";
 import { defaultBundleConfig } from "./config.ts";
-import { parseRequest, pinsContent } from "./params.ts";
+import { paramsSchema, parseRequest, pinsContent } from "./params.ts";
 
 const D = `sha256:${"b".repeat(64)}`;
 
@@ -26,6 +26,12 @@ const bad: [Record<string, string>, RegExp][] = [
   [{ bundle: "r.io/a", name: " " }, /param "name" is required/],
   [{ bundle: "r.io/a", name: "x", secret: "Bad_Name" }, /param "secret"/],
   [{ bundle: "r.io/a", name: "x", serviceAccount: "a/b" }, /param "serviceAccount"/],
+  // the password is not echoed: the message goes to the status, an Event and the log
+  [
+    { bundle: "ci:pw-s3cret@r.io/a:v1", name: "x" },
+    /^param "bundle": must not contain credentials; name a pull Secret/,
+  ],
+  [{ bundle: "pw-s3cret@r.io/a:v1", name: "x" }, /^param "bundle": must not contain credentials[^@]*$/],
 ];
 for (const [params, want] of bad) {
   test(`parseRequest refuses ${JSON.stringify(params)}`, () => {
@@ -41,4 +47,17 @@ test("only @sha256 references pin content", () => {
   assert.equal(pinsContent({ bundle: `r.io/a:v1@${D}` }), true);
   assert.equal(pinsContent({ bundle: "r.io/a:v1" }), false);
   assert.equal(pinsContent({ bundle: "r.io/A@x" }), false);
+});
+
+test("the params schema caps lengths, so a megabyte param is refused before any registry call", () => {
+  const v = new ParamsValidator(paramsSchema);
+  assert.match(
+    v.check({ bundle: "r.io/a", name: "x".repeat(254) }) ?? "",
+    /param "name" must NOT have more than 253/,
+  );
+  assert.match(
+    v.check({ bundle: `r.io/${"a".repeat(5000)}`, name: "x" }) ?? "",
+    /param "bundle" must NOT have more than 4096/,
+  );
+  assert.equal(v.check({ bundle: "r.io/a", name: "x".repeat(253) }), undefined);
 });

@@ -4,17 +4,18 @@ import { type ImageReference, InvalidReferenceError, parseReference } from "@qua
 import { invalidParams, type Params, type ParamsSchema } from "@quarry/resolver-sdk";
 import type { BundleConfig } from "./config.ts";
 
-const STRING = { type: "string" } as const;
-const NON_EMPTY = { type: "string", minLength: 1 } as const;
+/** Capped, so a hostile megabyte-long param is refused at once rather than carried into registry calls. */
+const nonEmpty = (maxLength: number) => ({ type: "string", minLength: 1, maxLength }) as const;
+const capped = (maxLength: number) => ({ type: "string", maxLength }) as const;
 
 export const paramsSchema: ParamsSchema = {
   type: "object",
   properties: {
-    bundle: NON_EMPTY,
-    name: NON_EMPTY,
-    kind: STRING,
-    secret: STRING,
-    serviceAccount: STRING,
+    bundle: nonEmpty(4096),
+    name: nonEmpty(253),
+    kind: capped(63),
+    secret: capped(253),
+    serviceAccount: capped(253),
   },
   required: ["bundle", "name"],
   additionalProperties: false,
@@ -43,6 +44,13 @@ function str(params: Params, name: string): string | undefined {
 export function parseRequest(params: Params, config: BundleConfig): BundleRequest {
   const bundle = str(params, "bundle");
   if (!bundle) throw invalidParams('param "bundle" is required');
+  // user:password@registry/...: refused without echoing the reference, which would put the
+  // password in the request's status, its Event and the log
+  if (/@/.test(bundle.split("/")[0] ?? "")) {
+    throw invalidParams(
+      'param "bundle": must not contain credentials; name a pull Secret in "secret" or a ServiceAccount in "serviceAccount"',
+    );
+  }
   let ref: ImageReference;
   try {
     ref = parseReference(bundle);

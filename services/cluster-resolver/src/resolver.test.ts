@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Informer, KubeObject } from "@quarry/kube";
-import { ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
-import { ClusterResolver, type ServedKind } from "./resolver.ts";
+import { ParamsValidator, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { ClusterResolver, clusterParamsSchema, type ServedKind } from "./resolver.ts";
 
 const task = (ns: string, name: string): KubeObject => ({
   apiVersion: "tekton.dev/v1",
@@ -61,4 +61,15 @@ test("policy is checked before any lookup; unserved kinds are UnsupportedKind", 
     resolver.resolve({ name: "t", kind: "pipeline" }, ctx()),
     (e) => e instanceof ResolutionError && e.reason === "UnsupportedKind",
   );
+});
+
+test("the params schema refuses names that are not object names (they go into an API path)", () => {
+  const v = new ParamsValidator(clusterParamsSchema);
+  assert.match(v.check({ name: "../../secrets/x" }) ?? "", /param "name" must match pattern/);
+  assert.match(
+    v.check({ name: "t", namespace: "../kube-system" }) ?? "",
+    /param "namespace" must match pattern/,
+  );
+  assert.match(v.check({ name: "a".repeat(254) }) ?? "", /param "name" must NOT have more than 253/);
+  assert.equal(v.check({ name: "build.v1", namespace: "team-a" }), undefined);
 });

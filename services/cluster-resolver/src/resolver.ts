@@ -27,14 +27,19 @@ export interface ServedKind {
   read(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject | undefined>;
 }
 
+const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+const DNS_LABEL = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+
 export const clusterParamsSchema = {
   type: "object",
   required: ["name"],
   additionalProperties: false,
   properties: {
     kind: { type: "string", minLength: 1 },
-    name: { type: "string", minLength: 1, maxLength: 253 },
-    namespace: { type: "string", minLength: 1, maxLength: 63 },
+    // object names go into an API path: "../x" there was a 403 for another resource, retried
+    // as if the apiserver were down; the patterns refuse it at once
+    name: { type: "string", minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN },
+    namespace: { type: "string", minLength: 1, maxLength: 63, pattern: DNS_LABEL },
   },
 };
 

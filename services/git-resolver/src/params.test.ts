@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ResolutionError } from "@quarry/resolver-sdk";
+import { ParamsValidator, ResolutionError } from "@quarry/resolver-sdk";
 import { parseGitConfig } from "./config.ts";
-import { checkUrl, normalisePath, parseRequest } from "./params.ts";
+import { checkUrl, normalisePath, paramsSchema, parseRequest } from "./params.ts";
 
 const SHA1 = "0123456789abcdef0123456789abcdef01234567";
 
@@ -126,4 +126,23 @@ test("parseRequest refusals name the param", () => {
     [{ url: "https://x/y.git", pathInRepo: "a", token: "s" }, /^param "token": Tekton's SCM API mode/],
   ];
   for (const [params, want] of cases) rejects(() => parseRequest(params, config), "InvalidParams", want);
+});
+
+test("the params schema caps lengths, so a megabyte param never reaches git", () => {
+  const v = new ParamsValidator(paramsSchema);
+  const url = "https://git.example/x.git";
+  const MiB = 1024 * 1024;
+  assert.match(
+    v.check({ url, pathInRepo: "p".repeat(MiB) }) ?? "",
+    /param "pathInRepo" must NOT have more than 4096/,
+  );
+  assert.match(
+    v.check({ url, revision: "r".repeat(MiB), pathInRepo: "t" }) ?? "",
+    /param "revision" must NOT have more than 1024/,
+  );
+  assert.match(
+    v.check({ url: `${url}/${"a".repeat(MiB)}`, pathInRepo: "t" }) ?? "",
+    /param "url" must NOT have more than 4096/,
+  );
+  assert.equal(v.check({ url, revision: "r".repeat(1024), pathInRepo: "p".repeat(4096) }), undefined);
 });

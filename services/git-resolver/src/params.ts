@@ -8,16 +8,23 @@ import { classifyRevision, type Revision } from "./revision.ts";
 /** Tekton's params for its SCM-API mode (repo+org through a forge API), not implemented yet. */
 const API_MODE_PARAMS = ["repo", "org", "token", "tokenKey", "scmType", "serverURL"] as const;
 const STRING = { type: "string" } as const;
+/**
+ * Length caps, so a hostile megabyte-long param is refused in microseconds
+ * instead of reaching git (which took seconds per attempt and held a worker
+ * the other requests waited for): URLs as browsers and forges cap them, a
+ * revision as long as a ref name git accepts, a path as long as PATH_MAX.
+ */
+const capped = (maxLength: number) => ({ type: "string", maxLength }) as const;
 
 export const paramsSchema: ParamsSchema = {
   type: "object",
   properties: {
-    url: STRING,
-    revision: STRING,
-    pathInRepo: STRING,
-    gitToken: STRING,
-    gitTokenKey: STRING,
-    configKey: STRING,
+    url: capped(4096),
+    revision: capped(1024),
+    pathInRepo: capped(4096),
+    gitToken: capped(253),
+    gitTokenKey: capped(253),
+    configKey: capped(253),
     ...Object.fromEntries(API_MODE_PARAMS.map((p) => [p, STRING])),
   },
   required: ["pathInRepo"],

@@ -71,6 +71,18 @@ test("readRequest: malformed requests fail InvalidParams (InvalidPipe for bad fi
     ["pipe not a string", [p("pipe", ["a"])], "InvalidParams", 'param "pipe" must be a non-empty string'],
     ["pipe blank", [p("pipe", "  ")], "InvalidParams", 'param "pipe" must be a non-empty string'],
     [
+      "pipe traversal",
+      [p("pipe", "../good")],
+      "InvalidParams",
+      'param "pipe": "../good" is not a valid object name',
+    ],
+    [
+      "strategy with a slash",
+      [p("strategy", "a/b"), p("strategyKind", "PipeStrategy"), p("files", "[]")],
+      "InvalidParams",
+      'param "strategy": "a/b" is not a valid object name',
+    ],
+    [
       "no strategyKind",
       [p("strategy", "s"), p("files", "[]")],
       "InvalidParams",

@@ -22,6 +22,9 @@ import {
 import { load } from "js-yaml";
 import { type CheckedPipe, checkParamValues, type PipeFailure, validatePipeEntries } from "./validate.ts";
 
+/** A Kubernetes object name (DNS subdomain). */
+const OBJECT_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 export const PARAM_PIPE = "pipe";
 export const PARAM_STRATEGY = "strategy";
 export const PARAM_STRATEGY_KIND = "strategyKind";
@@ -64,6 +67,14 @@ export function readRequest(params: readonly Param[] | undefined): RequestResult
   const strategy = str(PARAM_STRATEGY);
   const strategyKind = str(PARAM_STRATEGY_KIND);
   for (const v of [pipe, strategy, strategyKind]) if (typeof v === "object") return v;
+  // an object name goes into an API path: "../x" there is a 403 for another resource, which
+  // retried as if the apiserver were down; refused here, at once
+  for (const [name, v] of [
+    [PARAM_PIPE, pipe],
+    [PARAM_STRATEGY, strategy],
+  ] as const)
+    if (typeof v === "string" && !OBJECT_NAME.test(v))
+      return invalid(`param ${q(name)}: ${q(v.slice(0, 300))} is not a valid object name`);
   const inlineGiven = OWN_PARAMS.filter((n) => n !== PARAM_PIPE && own.has(n));
 
   if (pipe !== undefined) {
