@@ -8,6 +8,10 @@
 // resolver benchmarks are compared against.
 //
 //   node bench/lifecycle-floor.ts [--requests 500] [--concurrency 16] [--json out.json]
+//
+// With --ttl (the controller's completed-request-ttl) it also shows whether completed requests
+// pile up: the controller's RSS at the end of the batch and once the ttl has passed again, and
+// how many requests are left in the namespace.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -16,9 +20,16 @@ import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
 import { buildBinaries, type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
 import { installQuarryApi } from "@quarry/devcluster/install";
 import type { RunningService } from "@quarry/devcluster/service";
-import { errorMessage, isApiError, type KubeClient, RestKubeClient, settingsFromEnv } from "@quarry/kube";
+import {
+  errorMessage,
+  isApiError,
+  type KubeClient,
+  parseDuration,
+  RestKubeClient,
+  settingsFromEnv,
+} from "@quarry/kube";
 import { adminClient } from "../e2e/harness/env.ts";
-import { newRequest, newScenario, type Scenario } from "../e2e/harness/scenario.ts";
+import { newRequest, newScenario, type Scenario, setLifecycleConfig } from "../e2e/harness/scenario.ts";
 import { diffCounts, requestCounts } from "./lib/apiserver.ts";
 import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
@@ -35,10 +46,11 @@ const USAGE = `usage: node bench/lifecycle-floor.ts [options]
   --log-level L     the controller's LOG_LEVEL (default info, the service's own default)
   --json FILE       also write the JSON result to FILE
   --samples FILE    write every measured request's timeline (ms since the first create) as CSV
+  --ttl D           the controller's completed-request-ttl (Go duration; default 0 = never delete)
 The controller inherits this process's environment, e.g. QUARRY_CONCURRENCY (workers, default 4).`;
 
 const { values: flags } = parseArgs({
-  options: loadOptions({ requests: "500", deadline: "300" }),
+  options: { ...loadOptions({ requests: "500", deadline: "300" }), ttl: { type: "string", default: "0" } },
 });
 const sizes = loadSizes(flags, USAGE);
 const N = sizes.requests;
@@ -46,6 +58,8 @@ const CONCURRENCY = sizes.concurrency;
 const WARMUP = sizes.warmup;
 const DEADLINE_S = sizes.deadlineSeconds;
 const LOG_LEVEL = flags["log-level"];
+const TTL = flags.ttl;
+const TTL_MS = TTL === "0" ? 0 : parseDuration(TTL);
 
 const DATA = Buffer.from(
   "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: hello\nspec:\n  steps:\n    - name: echo\n      image: alpine\n      script: echo hello\n",
@@ -181,6 +195,7 @@ try {
   const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
   await installQuarryApi(adminClient(info));
   scn = await newScenario("bench-lc", { cp: info });
+  await setLifecycleConfig(scn, { "completed-request-ttl": TTL });
   svc = await scn.start("lifecycle-controller", { LOG_LEVEL });
   startedPids.add(svc.pid);
   const controllerPid = svc.pid;
@@ -229,6 +244,20 @@ try {
     logs: logCounts(svc.logFile),
     api: await requestCounts(cp, "resolutionrequests").catch(() => new Map<string, number>()),
   };
+  const rssAtEndKiB = vmKiB(controllerPid, "VmRSS");
+  const leftAtEnd = (await clients[0]!.list(resolutionRequests, scn.namespace)).items.length;
+  // with a ttl: wait it out again (plus the controller's pass), then see what is left
+  let settled: { rssMiB: number; requestsLeft: number; afterSeconds: number } | undefined;
+  if (TTL_MS > 0) {
+    const waitMs = TTL_MS + 5_000;
+    log(`waiting ${waitMs / 1000} s for completed requests past their ttl to go`);
+    await sleep(waitMs);
+    settled = {
+      rssMiB: MiB(vmKiB(controllerPid, "VmRSS")),
+      requestsLeft: (await clients[0]!.list(resolutionRequests, scn.namespace)).items.length,
+      afterSeconds: round(waitMs / 1000, 1),
+    };
+  }
   // peak RSS and CPU just before stopping the controller
   sampler.sample();
   sampler.stop();
@@ -286,6 +315,10 @@ try {
       sampledMaxRssMiB: MiB(sampler.maxKiB),
       rssSamples: sampler.samples,
       rssAtReadyMiB: MiB(ready.rssKiB),
+      rssAtEndMiB: MiB(rssAtEndKiB),
+      requestsLeftAtEnd: leftAtEnd,
+      completedRequestTtl: TTL,
+      afterTtl: settled,
       cpuSeconds: round(controllerCpuTotal, 2),
       cpuSecondsMeasured: round(after.controller - before.controller, 2),
       cpuSecondsStartup: round(ready.cpu, 2),
@@ -325,6 +358,10 @@ try {
         [
           "controller RSS",
           `peak (VmHWM) ${result.controller.peakRssMiB} MiB; sampled max ${result.controller.sampledMaxRssMiB} MiB; at ready ${result.controller.rssAtReadyMiB} MiB`,
+        ],
+        [
+          "requests kept",
+          `ttl ${TTL}: ${leftAtEnd} left at the end (RSS ${result.controller.rssAtEndMiB} MiB)${settled ? `; ${settled.requestsLeft} left ${settled.afterSeconds} s later (RSS ${settled.rssMiB} MiB)` : ""}`,
         ],
         [
           "controller CPU",

@@ -13,6 +13,8 @@ import { runWorkers, WorkQueue } from "./workqueue.ts";
 export interface ReconcileOutcome {
   /** Reconcile again after this long (e.g. a deadline); never sleep inside reconcile. */
   requeueAfterMs?: number;
+  /** "slow": the requeue is housekeeping (a cleanup) and waits behind fresh work. */
+  requeueLane?: "fast" | "slow";
 }
 
 /** What the controller tells a reconcile besides the key. */
@@ -65,8 +67,8 @@ export class Controller {
     if (this.owns(key)) this.queue.addSlow(key);
   }
 
-  enqueueAfter(key: string, ms: number): void {
-    if (this.owns(key)) this.queue.addAfter(key, ms);
+  enqueueAfter(key: string, ms: number, lane: "fast" | "slow" = "fast"): void {
+    if (this.owns(key)) this.queue.addAfter(key, ms, lane);
   }
 
   /** Drops the queued keys `match` selects (a lost bucket's); returns how many. */
@@ -168,7 +170,8 @@ export class Controller {
       throw err; // runWorkers requeues with backoff
     }
     this.queue.forget(key);
-    if (outcome?.requeueAfterMs !== undefined) this.enqueueAfter(key, outcome.requeueAfterMs);
+    if (outcome?.requeueAfterMs !== undefined)
+      this.enqueueAfter(key, outcome.requeueAfterMs, outcome.requeueLane ?? "fast");
   }
 }
 

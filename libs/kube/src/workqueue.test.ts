@@ -142,6 +142,15 @@ describe("WorkQueue", () => {
     assert.equal(q.depth(), 1, "no extra add from superseded deadlines");
   });
 
+  it("addAfter into the slow lane: served only once the fast lane is empty", async () => {
+    const { q, clock } = newQueue();
+    q.addAfter("cleanup", 10, "slow");
+    clock.advance(10);
+    q.add("fresh");
+    assert.equal(await q.get(), "fresh");
+    assert.equal(await q.get(), "cleanup");
+  });
+
   it("addAfter with ms <= 0 adds now, and delayed adds dedupe with queued keys", () => {
     const { q, clock } = newQueue();
     q.addAfter("a", 0);

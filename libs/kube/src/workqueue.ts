@@ -90,13 +90,16 @@ export class WorkQueue {
   }
 
   /**
-   * Adds `key` to the fast lane after `ms`. If the key already has a pending delayed add, the
-   * earlier deadline wins. `ms <= 0` adds immediately. Does not affect an add that is already queued.
+   * Adds `key` to the fast lane (or `lane`) after `ms`. If the key already has a pending delayed
+   * add, the earlier deadline wins. `ms <= 0` adds immediately. Does not affect an add that is
+   * already queued. The slow lane is for housekeeping (a completed object's cleanup) that must
+   * not delay fresh work.
    */
-  addAfter(key: string, ms: number): void {
+  addAfter(key: string, ms: number, lane: Lane = "fast"): void {
     if (this.shuttingDown) return;
+    const addNow = lane === "slow" ? () => this.addSlow(key) : () => this.add(key);
     if (!(ms > 0)) {
-      this.add(key);
+      addNow();
       return;
     }
     const at = this.clock.now() + ms;
@@ -107,7 +110,7 @@ export class WorkQueue {
     }
     const cancel = this.clock.setTimer(ms, () => {
       this.delayed.delete(key);
-      this.add(key);
+      addNow();
     });
     this.delayed.set(key, { at, cancel });
   }

@@ -107,7 +107,8 @@ export class LifecycleReconciler implements Reconciler {
       case "keep":
         return undefined;
       case "wait":
-        return { requeueAfterMs: decision.afterMs };
+        // housekeeping: behind every request still waiting to be initialised or completed
+        return { requeueAfterMs: decision.afterMs, requeueLane: "slow" };
       case "check-owner":
         return undefined; // not reached: the owner was looked up
       case "delete":
