@@ -5,7 +5,7 @@
 // the node's scenarios wait for it (harness/node.ts: sharedNode).
 import { spawn } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { startControlPlane } from "@quarry/devcluster/controlplane";
 import {
   installQuarryApi,
@@ -22,6 +22,7 @@ import {
   TOOLS_IMAGE,
 } from "@quarry/devcluster/node";
 import { repoRoot } from "@quarry/devcluster/paths";
+import { buildTekton } from "@quarry/devcluster/tekton";
 import { adminClient } from "./harness/env.ts";
 
 // --in-cluster: the suite in e2e/in-cluster (helm installs the fleet as pods), against a control
@@ -34,8 +35,17 @@ const files = readdirSync(scenarioDir)
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
 const nodeFiles = inCluster ? files : files.filter(needsNode);
-// node --test starts files in this order: the node's scenarios last, so they rarely wait
-const ordered = [...files.filter((f) => !nodeFiles.includes(f)), ...nodeFiles];
+// Tekton Pipelines' own controller as Quarry's client (e2e/harness/tekton.ts): its build (minutes
+// the first time; quarry_setup starts it too) goes on while the other scenarios run, and the
+// scenarios run build-tekton.sh again, which waits on the build's lock or reports its error.
+const tektonFiles = files.filter((f) => basename(f).startsWith("tekton-interop-"));
+if (tektonFiles.length > 0) void buildTekton().catch(() => {});
+// node --test starts files in this order: Tekton's and the node's scenarios last, so they rarely wait
+const ordered = [
+  ...files.filter((f) => !nodeFiles.includes(f) && !tektonFiles.includes(f)),
+  ...tektonFiles.filter((f) => !nodeFiles.includes(f)),
+  ...nodeFiles,
+];
 
 // Which run CRDs the shared control plane gets: Quarry's by default; "tekton" runs the suite
 // against stand-ins for Tekton Pipelines' own (scenarios read the mode from the same variable).

@@ -84,4 +84,9 @@ quarry_setup() {
   # the build's lock and then finds it cached.
   echo "[setup] jaeger in the background (log: $QUARRY_CACHE/logs/build-jaeger.log)" >&2
   bash "$QUARRY_ROOT/libs/devcluster/src/build-jaeger.sh" >"$QUARRY_CACHE/logs/build-jaeger.log" 2>&1 </dev/null &
+  # Tekton Pipelines' controller and resolvers (the tekton-interop-* scenarios run Tekton's controller
+  # against Quarry; ~10 min the first time on 2 cores) in the background the same way:
+  # libs/devcluster/src/tekton.ts runs build-tekton.sh, which waits on the build's lock.
+  echo "[setup] Tekton Pipelines in the background (log: $QUARRY_CACHE/logs/build-tekton.log)" >&2
+  bash "$QUARRY_ROOT/libs/devcluster/src/build-tekton.sh" >"$QUARRY_CACHE/logs/build-tekton.log" 2>&1 </dev/null &
 }

@@ -4,7 +4,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient, KubeObject } from "@quarry/kube";
-import { applyFile } from "./apply.ts";
+import { applyFile, applyObject } from "./apply.ts";
 import { kinds } from "./kinds.ts";
 import { repoRoot } from "./paths.ts";
 import { waitUntil } from "./wait.ts";
@@ -27,6 +27,13 @@ async function applyCrds(admin: KubeClient, file: string): Promise<void> {
     (o) => o.kind === "CustomResourceDefinition",
   ) as CrdSpec[];
   await Promise.all(crds.map((crd) => waitServed(admin, crd)));
+}
+
+/** applyCrds for CRD objects already loaded (e.g. Tekton Pipelines' own, tekton.ts). */
+export async function applyCrdObjects(admin: KubeClient, crds: KubeObject[]): Promise<void> {
+  const applied: CrdSpec[] = [];
+  for (const crd of crds) applied.push((await applyObject(admin, crd)) as CrdSpec);
+  await Promise.all(applied.map((crd) => waitServed(admin, crd)));
 }
 
 async function waitServed(admin: KubeClient, { metadata, spec }: CrdSpec): Promise<void> {

@@ -84,7 +84,9 @@ function statusPatch(name: string, rv: string, status: Record<string, unknown>, 
   return action;
 }
 
+// every write records the generation it was computed from (the fake apiserver's objects are at 1)
 const success = (extra: Record<string, string> = {}) => ({
+  observedGeneration: 1,
   data: TASK_B64,
   annotations: {
     "resolution.tekton.dev/content-type": "application/x-yaml",
@@ -96,6 +98,7 @@ const success = (extra: Record<string, string> = {}) => ({
 });
 
 const failure = (reason: string, message: string) => ({
+  observedGeneration: 1,
   conditions: [
     {
       type: "Succeeded",
@@ -168,6 +171,30 @@ const rows: Row[] = [
     wantActions: [statusPatch("r", "1", failure("NotFound", "no such file"))],
     wantEvents: [{ object: "ns/r", type: "Warning", reason: "NotFound", message: "no such file" }],
     wantResolveCalls: 1,
+  },
+  {
+    name: "writes on uninitialised requests record the generation they saw: knative reconcilers (Tekton's) reset a lagging one",
+    given: [
+      {
+        ...request("f", [{ name: "url", value: "https://example.dev/missing.yaml" }], {}),
+        metadata: { ...request("f").metadata, generation: 3 },
+      },
+      { ...request("s", undefined, {}), metadata: { ...request("s").metadata, generation: 3 } },
+    ],
+    resolve: async (params) => {
+      if (String(params.url).endsWith("missing.yaml")) throw notFound("no such file");
+      return ANSWER;
+    },
+    runs: [
+      { key: "ns/f", attempt: 1 },
+      { key: "ns/s", attempt: 1 },
+    ],
+    wantActions: [
+      statusPatch("f", "1", { ...failure("NotFound", "no such file"), observedGeneration: 3 }),
+      statusPatch("s", "2", { ...success(), observedGeneration: 3 }),
+    ],
+    wantEvents: [{ object: "ns/f", type: "Warning", reason: "NotFound", message: "no such file" }],
+    wantResolveCalls: 2,
   },
   {
     name: "invalid params fail without calling the resolver",

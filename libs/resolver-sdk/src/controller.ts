@@ -246,7 +246,10 @@ export class ResolverReconciler implements Reconciler {
       this.deps.client,
       resolutionRequests,
       rr,
-      (latest) => (isDone(latest.status) || latest.status?.data ? undefined : { status }),
+      (latest) =>
+        isDone(latest.status) || latest.status?.data
+          ? undefined
+          : { status: { ...status, ...observed(latest) } },
       { subresource: "status" },
     );
     return "succeeded";
@@ -260,7 +263,12 @@ export class ResolverReconciler implements Reconciler {
       (latest) =>
         isDone(latest.status) || latest.status?.data
           ? undefined
-          : { status: failureStatus(reason, message, new Date((this.deps.now ?? Date.now)())) },
+          : {
+              status: {
+                ...failureStatus(reason, message, new Date((this.deps.now ?? Date.now)())),
+                ...observed(latest),
+              },
+            },
       { subresource: "status" },
     );
     if (written) {
@@ -287,6 +295,17 @@ export class ResolverReconciler implements Reconciler {
       this.deps.log.debug({ key: objectKey(rr), err: errorMessage(err) }, "could not stamp accepted-by");
     }
   }
+}
+
+/**
+ * The generation a status write was computed from, as Tekton's lifecycle reconciler records it.
+ * Knative's reconcilers (Tekton's included) reset a status whose observedGeneration lags the
+ * object's generation to Unknown before reconciling: without it, a request this resolver
+ * finished before any lifecycle controller had initialised it was turned back to in-progress by
+ * Tekton's controller and then timed out, losing the resolver's failure message.
+ */
+function observed(rr: ResolutionRequest): { observedGeneration?: number } {
+  return rr.metadata.generation === undefined ? {} : { observedGeneration: rr.metadata.generation };
 }
 
 /** What one reconcile of a resolvable request came to. */

@@ -1,0 +1,203 @@
+// Tekton Pipelines as Quarry's client: a private control plane with Tekton's own CRDs (all but
+// ResolutionRequest, which is Quarry's CRD as on a Tekton cluster running Quarry), config maps
+// and RBAC, Tekton's pipelines controller (built from the Go module proxy) as a process under
+// its own ServiceAccount, and Quarry's lifecycle controller and git, bundle and cluster resolvers
+// as processes scoped to the scenario's namespace, with a git server and a registry for them.
+// Private: Tekton's structural CRDs for Task/Pipeline and its CustomRun CRD would replace the
+// stand-ins and Quarry's run CRDs the other scenarios share. No node: pods Tekton creates stay
+// pending, so the scenarios assert on resolution only.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before } from "node:test";
+import type { RefSource, ResolutionRequest } from "@quarry/api";
+import { resolutionRequests } from "@quarry/api";
+import { applyObject } from "@quarry/devcluster/apply";
+import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { RepoBuilder } from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import { installQuarryApi } from "@quarry/devcluster/install";
+import { type Registry, startRegistry } from "@quarry/devcluster/registry";
+import {
+  buildTekton,
+  installTektonPipelines,
+  startTektonController,
+  type TektonController,
+} from "@quarry/devcluster/tekton";
+import { waitUntil } from "@quarry/devcluster/wait";
+import type { KubeObject, ResourceType } from "@quarry/kube";
+import { adminClient } from "./env.ts";
+import { newScenario, type Scenario, setLifecycleConfig } from "./scenario.ts";
+
+export const taskRuns: ResourceType = {
+  group: "tekton.dev",
+  version: "v1",
+  plural: "taskruns",
+  kind: "TaskRun",
+  namespaced: true,
+};
+export const pipelineRuns: ResourceType = { ...taskRuns, plural: "pipelineruns", kind: "PipelineRun" };
+
+export interface RunCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+/** The parts of a TaskRun's or PipelineRun's status the interop scenarios read. */
+export interface TektonRun extends KubeObject {
+  spec: Record<string, unknown>;
+  status?: {
+    conditions?: RunCondition[];
+    taskSpec?: Record<string, unknown>;
+    pipelineSpec?: Record<string, unknown>;
+    provenance?: { refSource?: RefSource };
+  };
+}
+
+export interface TektonCluster {
+  cp: ControlPlane;
+  scn: Scenario;
+  tekton: TektonController;
+  gitServer: GitServer;
+  /** URL of the definitions repository. */
+  gitUrl: string;
+  /** Commit of its main branch. */
+  gitCommit: string;
+  registry: Registry;
+}
+
+export interface TektonClusterOptions {
+  /** Files committed to the definitions repository (main). */
+  gitFiles: Record<string, string>;
+  /** lifecycle-controller-config written before Quarry's lifecycle controller starts. */
+  lifecycleConfig?: Record<string, string>;
+  /** Runs once the servers and the namespace exist, before any controller starts (bundles, Tasks). */
+  setup?: (t: Omit<TektonCluster, "tekton">) => Promise<void>;
+}
+
+const QUARRY_SERVICES = ["lifecycle-controller", "git-resolver", "bundle-resolver", "cluster-resolver"];
+
+export function useTektonCluster(prefix: string, opts: TektonClusterOptions): () => TektonCluster {
+  let state: TektonCluster | undefined;
+  let cp: ControlPlane | undefined;
+  let scn: Scenario | undefined;
+  let gitServer: GitServer | undefined;
+  let registry: Registry | undefined;
+  let tekton: TektonController | undefined;
+  const cacheDir = mkdtempSync(join(tmpdir(), `quarry-e2e-${prefix}-cache-`));
+  before(async () => {
+    // built by quarry_setup in the background; waits on its lock, minutes the first time
+    const tektonDir = await buildTekton();
+    cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
+    const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
+    const admin = adminClient(info);
+    // Tekton owns CustomRun: none of Quarry's run CRDs
+    await installQuarryApi(admin, { runCrds: "none" });
+    await installTektonPipelines(admin, tektonDir);
+    scn = await newScenario(prefix, { cp: info });
+    // the ServiceAccount TaskRuns run as (config-defaults): Tekton reads it before creating a pod
+    await applyObject(admin, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "default", namespace: scn.namespace },
+    });
+    gitServer = await startGitServer();
+    const builder = await RepoBuilder.create(gitServer.root, "defs.git");
+    for (const [path, content] of Object.entries(opts.gitFiles)) builder.write(path, content);
+    const gitCommit = await builder.commit("definitions");
+    await builder.push();
+    builder.dispose();
+    registry = await startRegistry();
+    const partial = { cp, scn, gitServer, gitUrl: gitServer.url("defs.git"), gitCommit, registry };
+    await opts.setup?.(partial);
+    if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
+    for (const service of QUARRY_SERVICES)
+      await scn.start(service, service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: cacheDir } : {});
+    tekton = await startTektonController(admin, {
+      cp: info,
+      tektonDir,
+      logFile: join(cp.dir, "logs", `${scn.namespace}-tekton-controller.log`),
+    });
+    state = { ...partial, tekton };
+  });
+  after(async () => {
+    await tekton?.stop();
+    await scn?.cleanup();
+    await gitServer?.stop();
+    await registry?.dispose();
+    await cp?.stop();
+    rmSync(cacheDir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!state) throw new Error("Tekton cluster used outside a test");
+    return state;
+  };
+}
+
+export function params(values: Record<string, string>): { name: string; value: string }[] {
+  return Object.entries(values).map(([name, value]) => ({ name, value }));
+}
+
+/** Creates a TaskRun or PipelineRun as a user would (no webhook: the spec is complete). */
+export function createRun(t: TektonCluster, rt: ResourceType, name: string, spec: Record<string, unknown>) {
+  return t.scn.admin.create<TektonRun>(rt, {
+    apiVersion: "tekton.dev/v1",
+    kind: rt.kind,
+    metadata: { name, namespace: t.scn.namespace },
+    spec,
+  });
+}
+
+export function waitRun(
+  t: TektonCluster,
+  rt: ResourceType,
+  name: string,
+  what: string,
+  ready: (run: TektonRun) => boolean,
+  timeoutMs = 60_000,
+): Promise<TektonRun> {
+  return waitUntil(
+    `${rt.kind} ${name}: ${what}`,
+    async () => {
+      const run = await t.scn.admin.get<TektonRun>(rt, t.scn.namespace, name);
+      return ready(run) ? run : undefined;
+    },
+    { timeoutMs },
+  );
+}
+
+export const succeededOf = (run: TektonRun) => run.status?.conditions?.find((c) => c.type === "Succeeded");
+
+/** The ResolutionRequest Tekton's controller created for a run (it owns it). */
+export async function requestOwnedBy(t: TektonCluster, run: TektonRun): Promise<ResolutionRequest> {
+  return waitUntil(`the ResolutionRequest of ${run.kind} ${run.metadata.name}`, async () => {
+    const list = await t.scn.admin.list<ResolutionRequest>(resolutionRequests, t.scn.namespace);
+    return list.items.find((rr) => rr.metadata.ownerReferences?.some((o) => o.uid === run.metadata.uid));
+  });
+}
+
+/**
+ * `actual` holds everything `expected` says (objects key by key, arrays element by element, same
+ * length); Tekton may add defaults (e.g. a param's `type: string`) to what it stores.
+ */
+export function assertContains(actual: unknown, expected: unknown, path = "$"): void {
+  if (expected === null || typeof expected !== "object") {
+    if (actual !== expected)
+      throw new Error(`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+    return;
+  }
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      throw new Error(`${path}: expected ${expected.length} items, got ${JSON.stringify(actual)}`);
+    expected.forEach((e, i) => {
+      assertContains(actual[i], e, `${path}[${i}]`);
+    });
+    return;
+  }
+  if (actual === null || typeof actual !== "object" || Array.isArray(actual))
+    throw new Error(`${path}: expected an object, got ${JSON.stringify(actual)}`);
+  for (const [k, v] of Object.entries(expected))
+    assertContains((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
+}
