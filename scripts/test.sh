@@ -17,4 +17,9 @@ echo "== e2e (real kube-apiserver)"; pnpm test:e2e
 echo "== in-cluster e2e (helm installs the fleet as pods on the real node)"; pnpm test:e2e:cluster
 # after the e2e runner's node is gone: the demo starts its own (one node per machine)
 echo "== demo (its own control plane and node)"; pnpm test:demo
+# images/Dockerfile itself (the e2e runs the layout build of the same tree): the git resolver's
+# image, whose build has every stage (pnpm deploy, apt's git), built with buildah and run with
+# runc (user, read-only root, /healthz, exit 0 on SIGTERM); about 2 min with the base cached,
+# 5 min more the first time (docs/performance.md, "Images")
+echo "== images/Dockerfile: build and run the git resolver's image"; bash scripts/build-dockerfile-images.sh git-resolver
 echo "all tests passed in $(( $(date +%s) - start ))s"
