@@ -27,7 +27,9 @@ before(async () => {
   const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
   await installQuarryApi(adminClient(info));
   scn = await newScenario("lc-apirestart", { cp: info });
-  await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": "15s" });
+  // long enough that the requests created before the restart are still pending when their data is
+  // written after it, on a loaded machine (the restart alone can take 10 s there)
+  await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": "40s" });
   await scn.start("lifecycle-controller");
 });
 after(async () => {
@@ -36,7 +38,7 @@ after(async () => {
 });
 
 test("requests created before and after an apiserver restart all complete", {
-  timeout: 120_000,
+  timeout: 180_000,
 }, async () => {
   const before = Array.from({ length: 40 }, (_, i) => `before-${i}`);
   const afterRestart = Array.from({ length: 40 }, (_, i) => `after-${i}`);
@@ -64,7 +66,7 @@ test("requests created before and after an apiserver restart all complete", {
         list.items.every((r) => (succeeded(r)?.status ?? "Unknown") !== "Unknown")
       );
     },
-    { timeoutMs: 60_000, intervalMs: 500 },
+    { timeoutMs: 100_000, intervalMs: 500 },
   );
   for (const n of all) {
     const c = succeeded(await getRequest(scn.admin, scn.namespace, n))!;
