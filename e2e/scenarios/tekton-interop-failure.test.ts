@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { tknBundlePush } from "@quarry/devcluster/registry";
 import type { ResourceType } from "@quarry/kube";
+import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
 import { succeeded } from "../harness/scenario.ts";
 import {
   createRun,
@@ -20,21 +21,10 @@ import {
 } from "../harness/tekton.ts";
 import { recordTransitions, type TransitionRecorder } from "../harness/transitions.ts";
 
-const TASK = `apiVersion: tekton.dev/v1
-kind: Task
-metadata:
-  name: build
-spec:
-  steps:
-    - name: build
-      image: busybox
-      script: echo build
-`;
-
 const cluster = useTektonCluster("tekton-fail", {
-  gitFiles: { "tasks/build.yaml": TASK },
+  gitFiles: { "tasks/build.yaml": TASK_YAML },
   setup: async ({ scn, registry }) => {
-    await tknBundlePush(registry.ref("team/defs:v1"), [TASK]);
+    await tknBundlePush(registry.ref("team/defs:v1"), [TASK_YAML]);
     transitions = recordTransitions(scn.admin, scn.namespace);
   },
 });

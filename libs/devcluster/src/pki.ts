@@ -14,7 +14,8 @@ export interface Pki {
   saPub: string;
 }
 
-function openssl(args: string[], cwd: string): void {
+/** Runs the openssl CLI in `cwd` (its stderr is kept for the error). */
+export function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 }
 

@@ -2,10 +2,10 @@
 // speak TLS the way an operator's internal git server or registry does: a
 // client trusts them only when given the CA. Made with the openssl CLI, like
 // the control plane's PKI (pki.ts).
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
+import { openssl } from "./pki.ts";
 
 export interface PrivateCa {
   dir: string;
@@ -28,8 +28,7 @@ export interface PrivateCaOptions {
 
 export function makePrivateCa(opts: PrivateCaOptions = {}): PrivateCa {
   const dir = mkdtempSync(join(tmpdir(), "quarry-private-ca-"));
-  const run = (args: string[]) =>
-    execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  const run = (args: string[]) => openssl(args, dir);
   run(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"]);
   run([
     "req",
