@@ -23,6 +23,8 @@ export interface ControlPlane {
   adminKubeconfig: string;
   /** Stops and starts kube-apiserver on the same port and etcd (for disruption tests). */
   restartApiserver(): Promise<void>;
+  /** Sends etcd a signal: SIGSTOP freezes it (the apiserver's storage stops answering), SIGCONT thaws it. */
+  signalEtcd(signal: "SIGSTOP" | "SIGCONT"): void;
   stop(): Promise<void>;
 }
 
@@ -233,6 +235,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     restartApiserver: async () => {
       await stopProcess(apiserver);
       await startApiserver();
+    },
+    signalEtcd: (signal) => {
+      etcd.child.kill(signal);
     },
     stop,
   };

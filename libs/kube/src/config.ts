@@ -30,6 +30,8 @@ export interface LiveConfigOptions<T> {
   parse: (data: Record<string, string>, defaults: T) => T;
   log: Logger;
   recorder: EventRecorder;
+  /** The informer's watchdog (InformerOptions.watchdogMs). */
+  watchdogMs?: number;
 }
 
 export class LiveConfig<T> {
@@ -46,6 +48,7 @@ export class LiveConfig<T> {
       namespace: opts.namespace,
       fieldSelector: `metadata.name=${opts.name}`,
       resyncMs: 0,
+      watchdogMs: opts.watchdogMs,
     });
     this.informer.on({
       onAdd: (cm) => this.load(cm),

@@ -19,6 +19,7 @@ import { BucketSet, type BucketStatus } from "./bucket-set.ts";
 import { type KubeClient, type KubeObject, RestKubeClient } from "./client.ts";
 import { LiveConfig } from "./config.ts";
 import { Controller, type Reconciler } from "./controller.ts";
+import { parseDuration } from "./duration.ts";
 import { KubeEventRecorder } from "./events.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import { type LeaderElectionSettings, leaderElectionFromEnv } from "./leader-settings.ts";
@@ -37,6 +38,11 @@ export interface RuntimeSettings {
   opsHost: string;
   concurrency: number;
   shutdownTimeoutMs: number;
+  /**
+   * A watch silent this long (no event, no bookmark) is restarted; the informer's default
+   * (5 min) when undefined. QUARRY_WATCH_WATCHDOG, a duration ("90s", "5m").
+   */
+  watchdogMs?: number;
   /** HA by buckets; off (this replica owns every key) when undefined or not enabled. */
   leaderElection?: LeaderElectionSettings;
 }
@@ -52,6 +58,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeSe
     opsHost: env.QUARRY_OPS_HOST ?? "0.0.0.0",
     concurrency: Number(env.QUARRY_CONCURRENCY ?? 8),
     shutdownTimeoutMs: Number(env.QUARRY_SHUTDOWN_TIMEOUT_MS ?? 25_000),
+    watchdogMs: env.QUARRY_WATCH_WATCHDOG ? parseDuration(env.QUARRY_WATCH_WATCHDOG) || undefined : undefined,
     leaderElection: leaderElectionFromEnv(env),
   };
 }
@@ -171,6 +178,7 @@ export class ServiceRuntime {
   informer<T extends KubeObject>(rt: ResourceType, opts: Omit<InformerOptions, "log"> = {}): Informer<T> {
     const inf = new Informer<T>(this.client, rt, {
       namespace: this.settings.watchNamespace,
+      watchdogMs: this.settings.watchdogMs,
       ...opts,
       log: this.log.child({ informer: rt.plural }),
     });
@@ -191,6 +199,7 @@ export class ServiceRuntime {
       parse,
       log: this.log.child({ config: name }),
       recorder: this.recorder,
+      watchdogMs: this.settings.watchdogMs,
     });
     this.informers.push(cfg.informer as unknown as Informer<KubeObject>);
     return cfg;
