@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
-import type { RefSource, ResolutionRequest } from "@quarry/api";
+import type { ChildReference, RefSource, ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
@@ -53,6 +53,10 @@ export interface TektonRun extends KubeObject {
     taskSpec?: Record<string, unknown>;
     pipelineSpec?: Record<string, unknown>;
     provenance?: { refSource?: RefSource };
+    /** PipelineRun: the TaskRuns and CustomRuns it created (TEP-0100). */
+    childReferences?: (ChildReference & { pipelineTaskName: string })[];
+    /** PipelineRun: its pipeline's results. */
+    results?: { name: string; value: unknown }[];
   };
 }
 
@@ -75,9 +79,14 @@ export interface TektonClusterOptions {
   lifecycleConfig?: Record<string, string>;
   /** Runs once the servers and the namespace exist, before any controller starts (bundles, Tasks). */
   setup?: (t: Omit<TektonCluster, "tekton">) => Promise<void>;
+  /**
+   * Quarry's processes to start, each with its env (default: the lifecycle controller and the
+   * git, bundle and cluster resolvers). The CustomRun scenarios start a custom task's controller.
+   */
+  services?: Record<string, Record<string, string>>;
 }
 
-const QUARRY_SERVICES = ["lifecycle-controller", "git-resolver", "bundle-resolver", "cluster-resolver"];
+const RESOLUTION_SERVICES = ["lifecycle-controller", "git-resolver", "bundle-resolver", "cluster-resolver"];
 
 export function useTektonCluster(prefix: string, opts: TektonClusterOptions): () => TektonCluster {
   let state: TektonCluster | undefined;
@@ -113,8 +122,12 @@ export function useTektonCluster(prefix: string, opts: TektonClusterOptions): ()
     const partial = { cp, scn, gitServer, gitUrl: gitServer.url("defs.git"), gitCommit, registry };
     await opts.setup?.(partial);
     if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
-    for (const service of QUARRY_SERVICES)
-      await scn.start(service, service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: cacheDir } : {});
+    const services =
+      opts.services ??
+      Object.fromEntries(
+        RESOLUTION_SERVICES.map((s) => [s, s === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: cacheDir } : {}]),
+      );
+    for (const [service, env] of Object.entries(services)) await scn.start(service, env);
     tekton = await startTektonController(admin, {
       cp: info,
       tektonDir,
