@@ -76,4 +76,5 @@ export {
 } from "./resources.ts";
 export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
 export { parseSize } from "./size.ts";
+export { type UntilAnsweredOptions, untilAnswered } from "./startup.ts";
 export { runWorkers, WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";

@@ -1,5 +1,5 @@
 // cluster-resolver: resolves Tasks, Pipelines and StepActions from this cluster.
-import { apiVersionOf, isApiError, type KubeObject, ServiceRuntime } from "@quarry/kube";
+import { apiVersionOf, isApiError, type KubeObject, ServiceRuntime, untilAnswered } from "@quarry/kube";
 import { runResolver } from "@quarry/resolver-sdk";
 import { servedKinds } from "./discovery.ts";
 import type { ClusterKind } from "./kinds.ts";
@@ -7,7 +7,12 @@ import { ClusterResolver, type ServedKind } from "./resolver.ts";
 
 const runtime = new ServiceRuntime("cluster-resolver");
 const served: Partial<Record<ClusterKind, ServedKind>> = {};
-for (const [kind, rt] of Object.entries(await servedKinds(runtime.client))) {
+// retried like the informers: an apiserver down or refusing at start delays the service, never crashes it
+const kinds = await untilAnswered("discovery of the served kinds", () => servedKinds(runtime.client), {
+  log: runtime.log,
+  signal: runtime.stopping,
+});
+for (const [kind, rt] of Object.entries(kinds)) {
   served[kind as ClusterKind] = {
     // QUARRY_WATCH_NAMESPACE scopes requests; what they may read is decided per request by policy
     informer: runtime.informer<KubeObject>(rt, { namespace: undefined }),

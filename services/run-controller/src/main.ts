@@ -10,7 +10,7 @@ import {
   runView,
 } from "@quarry/api";
 import { discoverWith, LABEL_RUN, runFlavours, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
-import { type Informer, ServiceRuntime } from "@quarry/kube";
+import { type Informer, ServiceRuntime, untilAnswered } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
 import { RunReconciler } from "./controller.ts";
 import { enforcementCounter } from "./metrics.ts";
@@ -22,7 +22,14 @@ const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { label
 const onEnforcement = enforcementCounter(runtime.metrics.meter);
 const pipeTask = new PipeTask({ client: runtime.client, requests });
 // auto (the default): the flavours whose CRD is served, so a cluster without runs.tekton.dev works
-const flavours = await runFlavours(process.env.QUARRY_RUN_FLAVOURS, discoverWith(runtime.client));
+// retried like the informers: an apiserver down or refusing at start delays the service, never crashes it
+const discover = discoverWith(runtime.client);
+const flavours = await runFlavours(process.env.QUARRY_RUN_FLAVOURS, (groupVersion) =>
+  untilAnswered(`discovery of ${groupVersion}`, () => discover(groupVersion), {
+    log: runtime.log,
+    signal: runtime.stopping,
+  }),
+);
 runtime.log.info({ flavours }, "serving run flavours");
 
 for (const flavour of flavours) {
