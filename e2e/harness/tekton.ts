@@ -122,12 +122,9 @@ export function useTektonCluster(prefix: string, opts: TektonClusterOptions): ()
     const partial = { cp, scn, gitServer, gitUrl: gitServer.url("defs.git"), gitCommit, registry };
     await opts.setup?.(partial);
     if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
-    const services =
-      opts.services ??
-      Object.fromEntries(
-        RESOLUTION_SERVICES.map((s) => [s, s === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: cacheDir } : {}]),
-      );
-    for (const [service, env] of Object.entries(services)) await scn.start(service, env);
+    const services = opts.services ?? Object.fromEntries(RESOLUTION_SERVICES.map((s) => [s, {}]));
+    for (const [service, env] of Object.entries(services))
+      await scn.start(service, service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: cacheDir, ...env } : env);
     tekton = await startTektonController(admin, {
       cp: info,
       tektonDir,
