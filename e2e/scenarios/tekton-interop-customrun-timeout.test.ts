@@ -28,6 +28,8 @@ test("pipeline task timeout: Tekton sets spec.timeout, Quarry times out each att
   assert.equal(c.status, "False");
   assert.equal(c.reason, "Failed", c.message);
   assert.equal(c.message, "Tasks Completed: 1 (Failed: 1, Cancelled 0), Skipped: 0");
+  // the retry is the custom task's: Tekton created one CustomRun, not one per attempt
+  assert.equal(done.status?.childReferences?.length, 1);
   const run = await customRunFor(t, "task-timeout", "slow", customRunDone);
   assert.equal(run.spec.timeout, "2s", "Tekton's spec.timeout");
   assert.equal(run.spec.retries, 1, "Tekton's spec.retries");
