@@ -34,8 +34,9 @@ const fmt = (v: number) =>
 
 export function plotSvg(p: Plot): string {
   const all = p.series.flatMap((s) => s.points);
-  const xMax = Math.max(1e-9, ...all.map(([x]) => x));
-  const xMin = p.xNames ? 0 : Math.min(0, ...all.map(([x]) => x));
+  // named x values get half a step of room either side, so the outer labels fit
+  const xMax = p.xNames ? p.xNames.length - 0.5 : Math.max(1e-9, ...all.map(([x]) => x));
+  const xMin = p.xNames ? -0.5 : Math.min(0, ...all.map(([x]) => x));
   const yMax = Math.max(1e-9, ...all.map(([, y]) => y)) * 1.05;
   const pw = W - M.left - M.right;
   const ph = H - M.top - M.bottom;
