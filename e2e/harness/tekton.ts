@@ -2,10 +2,11 @@
 // ResolutionRequest, which is Quarry's CRD as on a Tekton cluster running Quarry), config maps
 // and RBAC, Tekton's pipelines controller (built from the Go module proxy) as a process under
 // its own ServiceAccount, and Quarry's lifecycle controller and git, bundle and cluster resolvers
-// as processes scoped to the scenario's namespace, with a git server and a registry for them.
+// as processes scoped to the scenario's namespace (or the services a scenario names, e.g. the
+// wait-task and the run-controller for CustomRuns), with a git server and a registry for them.
 // Private: Tekton's structural CRDs for Task/Pipeline and its CustomRun CRD would replace the
 // stand-ins and Quarry's run CRDs the other scenarios share. No node: pods Tekton creates stay
-// pending, so the scenarios assert on resolution only.
+// pending, so the scenarios assert on resolution and on CustomRuns (no pod) only.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
