@@ -23,9 +23,7 @@ export function kubeContext(opts: {
     );
   }
   const client = RestKubeClient.fromEnvironment(opts.kubeconfig);
-  const kc = client.kubeConfig;
-  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
-  return { client, namespace: opts.namespace || contextNamespace || "default" };
+  return { client, namespace: opts.namespace || client.namespace || "default" };
 }
 
 function hasDefaultConfig(env: NodeJS.ProcessEnv): boolean {

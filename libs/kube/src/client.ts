@@ -1,14 +1,16 @@
 // The API client the runtime, the CLI and tests share, as an interface
 // (KubeClient) so tests can run controllers against FakeKubeClient, and its
-// HTTP implementation: a small generic REST client over
-// @kubernetes/client-node's KubeConfig. The library handles kubeconfig/in-cluster
-// loading and authentication; this file adds what controllers need and the
-// generated clients make awkward: any resource and subresource by path, JSON
-// merge patch, and watches as async generators with an AbortSignal.
-import { HttpMethod, KubeConfig, RequestContext } from "@kubernetes/client-node";
+// HTTP implementation: a small generic REST client over a Connection
+// (kubeconfig.ts; @kubernetes/client-node's KubeConfig for what that file does
+// not read). This file adds what controllers need and the generated clients
+// make awkward: any resource and subresource by path, JSON merge patch, and
+// watches as async generators with an AbortSignal.
+import { createRequire } from "node:module";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { ObjectMeta } from "@quarry/api";
 import { type Dispatcher, fetch } from "undici";
 import { ApiError } from "./errors.ts";
+import { type Authentication, type Connection, loadConnection } from "./kubeconfig.ts";
 import { type ResourceType, resourcePath } from "./resources.ts";
 
 /** The part of any Kubernetes object the runtime relies on (no index signature, so typed API objects fit). */
@@ -55,9 +57,7 @@ export interface RequestOptions {
 /** A hung apiserver must not hold a worker forever: every call but a watch has a deadline. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
-interface Auth {
-  headers: Record<string, string>;
-  dispatcher: Dispatcher | undefined;
+interface Auth extends Authentication {
   at: number;
 }
 
@@ -108,36 +108,49 @@ export interface KubeClient {
   ): AsyncGenerator<WatchEvent<T>>;
 }
 
-/** KubeClient over HTTP, authenticated by a KubeConfig. */
+/** KubeClient over HTTP, authenticated by a Connection. */
 export class RestKubeClient implements KubeClient {
-  readonly kubeConfig: KubeConfig;
   readonly server: string;
+  /** the kubeconfig context's namespace, or the service account's in a cluster */
+  readonly namespace: string | undefined;
+  /** where the connection was read from (a file and context, or the service account), for logs */
+  readonly source: string;
+  private readonly connection: Connection;
+  private readonly kubeconfigPath: string | undefined;
   private auth: Promise<Auth> | undefined;
+  private library: Promise<KubeConfig> | undefined;
 
-  constructor(kubeConfig: KubeConfig) {
-    this.kubeConfig = kubeConfig;
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error("kubeconfig has no current cluster");
-    this.server = cluster.server.replace(/\/$/, "");
+  constructor(connection: Connection, kubeconfigPath?: string) {
+    this.connection = connection;
+    this.kubeconfigPath = kubeconfigPath;
+    this.server = connection.server.replace(/\/$/, "");
+    this.namespace = connection.namespace;
+    this.source = connection.source;
   }
 
-  /** KUBECONFIG / ~/.kube/config, or the in-cluster service account. */
+  /** `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config, else the in-cluster service account. */
   static fromEnvironment(kubeconfigPath?: string): RestKubeClient {
-    const kc = new KubeConfig();
-    if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-    else kc.loadFromDefault();
-    return new RestKubeClient(kc);
+    return new RestKubeClient(
+      loadConnection(kubeconfigPath) ?? libraryConnection(kubeconfigPath),
+      kubeconfigPath,
+    );
+  }
+
+  /**
+   * @kubernetes/client-node's KubeConfig read from the same place, for what needs the library
+   * itself (exec over its WebSocket handler); imported on the first call, not before.
+   */
+  libraryKubeConfig(): Promise<KubeConfig> {
+    this.library ??= import("@kubernetes/client-node").then((lib) =>
+      libraryKubeConfig(lib, this.kubeconfigPath),
+    );
+    return this.library;
   }
 
   private async authentication(): Promise<Auth> {
     const cached = this.auth ? await this.auth : undefined;
     if (cached && Date.now() - cached.at < AUTH_TTL_MS) return cached;
-    const pending = (async (): Promise<Auth> => {
-      const ctx = new RequestContext(this.server, HttpMethod.GET);
-      await this.kubeConfig.applySecurityAuthentication(ctx);
-      const headers: Record<string, string> = { ...ctx.getHeaders() };
-      return { headers, dispatcher: ctx.getDispatcher() as Dispatcher | undefined, at: Date.now() };
-    })();
+    const pending = this.connection.authenticate().then((a) => ({ ...a, at: Date.now() }));
     this.auth = pending;
     pending.catch(() => {
       if (this.auth === pending) this.auth = undefined;
@@ -261,4 +274,35 @@ export class RestKubeClient implements KubeClient {
       }
     }
   }
+}
+
+type ClientNode = typeof import("@kubernetes/client-node");
+
+function libraryKubeConfig(lib: ClientNode, kubeconfigPath: string | undefined): KubeConfig {
+  const kc = new lib.KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/**
+ * The connection @kubernetes/client-node reads, for kubeconfigs kubeconfig.ts leaves to it (exec
+ * plugins, auth providers, proxy-url, several files). Loaded synchronously (require of an ES
+ * module) and only here, so processes that never need it never pay its import.
+ */
+function libraryConnection(kubeconfigPath?: string): Connection {
+  const lib = createRequire(import.meta.url)("@kubernetes/client-node") as ClientNode;
+  const kc = libraryKubeConfig(lib, kubeconfigPath);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error("kubeconfig has no current cluster");
+  return {
+    server: cluster.server,
+    namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
+    source: `@kubernetes/client-node (context ${kc.getCurrentContext()})`,
+    authenticate: async () => {
+      const ctx = new lib.RequestContext(cluster.server, lib.HttpMethod.GET);
+      await kc.applySecurityAuthentication(ctx);
+      return { headers: { ...ctx.getHeaders() }, dispatcher: ctx.getDispatcher() as Dispatcher | undefined };
+    },
+  };
 }

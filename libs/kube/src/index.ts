@@ -77,4 +77,12 @@ export {
 export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
 export { parseSize } from "./size.ts";
 export { type UntilAnsweredOptions, untilAnswered } from "./startup.ts";
+export {
+  DATA_OMITTED,
+  dropApplyMetadata,
+  dropManagedFields,
+  dropRequestData,
+  keepWhole,
+  type Transform,
+} from "./transforms.ts";
 export { runWorkers, WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";

@@ -5,11 +5,11 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
-import { KubeConfig } from "@kubernetes/client-node";
 import { createLogger } from "@quarry/observability";
 import { type KubeObject, RestKubeClient } from "./client.ts";
 import { Informer } from "./informer.ts";
 import { configMaps } from "./resources.ts";
+import { dropManagedFields } from "./transforms.ts";
 
 const log = createLogger({ service: "test", level: process.env.TEST_LOG ?? "silent" });
 const cm = (name: string, rv: string): KubeObject => ({
@@ -61,16 +61,12 @@ async function fakeApiserver(api: FakeApi): Promise<RestKubeClient> {
       srv.close();
     },
   });
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      { name: "c", server: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, skipTLSVerify: true },
-    ],
-    users: [{ name: "u", token: "t" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x",
+  return new RestKubeClient({
+    server: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    namespace: undefined,
+    source: "test",
+    authenticate: async () => ({ headers: { Authorization: "Bearer t" }, dispatcher: undefined }),
   });
-  return new RestKubeClient(kc);
 }
 
 function until(check: () => boolean, ms = 5000): Promise<void> {
@@ -225,4 +221,34 @@ test("several namespaces: one list/watch each, one cache; a relist of one leaves
   assert.deepEqual(deleted, ["a/x"]);
   assert.ok(informer.get("b", "y"), "b's object survives a's relist");
   assert.deepEqual([...new Set(listedFor)].sort(), ["a", "b"]);
+});
+
+test("a transform is applied before caching and before handlers, to listed and watched objects", async () => {
+  const managed = (name: string, rv: string): KubeObject => {
+    const obj = cm(name, rv);
+    (obj.metadata as { managedFields?: unknown[] }).managedFields = [{ manager: "kubectl" }];
+    return obj;
+  };
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: [managed("a", "1")], rv: "1" }),
+    onWatch: (res, n) => {
+      if (n === 1) res.write(`${JSON.stringify({ type: "ADDED", object: managed("b", "2") })}\n`);
+    },
+  };
+  const client = await fakeApiserver(api);
+  const informer = new Informer<KubeObject>(client, configMaps, {
+    log,
+    namespace: "ns",
+    resyncMs: 0,
+    transform: dropManagedFields,
+  });
+  const handed: KubeObject[] = [];
+  informer.on({ onAdd: (obj) => handed.push(obj) });
+  informer.start();
+  await until(() => handed.length === 2);
+  await informer.stop();
+  for (const obj of [...handed, ...informer.list()])
+    assert.equal("managedFields" in obj.metadata, false, `${obj.metadata.name} still has managedFields`);
 });

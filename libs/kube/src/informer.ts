@@ -19,7 +19,7 @@ export interface InformerHandlers<T> {
   onResync?(obj: T): void;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T = KubeObject> {
   log: Logger;
   /** One namespace, several separated by commas (one list/watch each, one cache), or all when undefined. */
   namespace?: string;
@@ -32,6 +32,12 @@ export interface InformerOptions {
   /** Server-side watch timeout, randomised up to 2x so replicas don't reconnect in step. */
   watchTimeoutSeconds?: number;
   pageSize?: number;
+  /**
+   * Applied to every object before it is cached or handed to a handler (client-go's
+   * SetTransform): drop what the controller never reads, so a cache of thousands of objects
+   * does not hold it. Must not mutate shared state; it may mutate and return the object.
+   */
+  transform?: (obj: T) => T;
 }
 
 export function objectKey(obj: KubeObject): string {
@@ -69,9 +75,9 @@ export class Informer<T extends KubeObject> {
 
   private readonly client: KubeClient;
   private readonly rt: ResourceType;
-  private readonly opts: InformerOptions;
+  private readonly opts: InformerOptions<T>;
 
-  constructor(client: KubeClient, rt: ResourceType, opts: InformerOptions) {
+  constructor(client: KubeClient, rt: ResourceType, opts: InformerOptions<T>) {
     this.client = client;
     this.rt = rt;
     this.opts = opts;
@@ -230,10 +236,11 @@ export class Informer<T extends KubeObject> {
         },
         this.stopController.signal,
       );
-      for (const item of page.items) {
+      for (const listed of page.items) {
         // list items omit apiVersion/kind; restore them so consumers see whole objects
-        item.apiVersion ??= this.rt.group ? `${this.rt.group}/${this.rt.version}` : this.rt.version;
-        item.kind ??= this.rt.kind;
+        listed.apiVersion ??= this.rt.group ? `${this.rt.group}/${this.rt.version}` : this.rt.version;
+        listed.kind ??= this.rt.kind;
+        const item = this.transformed(listed);
         fresh.set(objectKey(item), item);
       }
       cont = page.metadata.continue || undefined;
@@ -315,16 +322,21 @@ export class Informer<T extends KubeObject> {
     const rv = event.object.metadata?.resourceVersion;
     if (rv) stream.resourceVersion = rv;
     if (event.type === "BOOKMARK") return;
-    const key = objectKey(event.object);
+    const obj = this.transformed(event.object);
+    const key = objectKey(obj);
     const old = this.cache.get(key);
     if (event.type === "DELETED") {
       this.remove(key);
-      for (const h of this.handlers) h.onDelete?.(old ?? event.object);
+      for (const h of this.handlers) h.onDelete?.(old ?? obj);
       return;
     }
-    this.store(key, event.object);
-    if (old) for (const h of this.handlers) h.onUpdate?.(old, event.object);
-    else for (const h of this.handlers) h.onAdd?.(event.object);
+    this.store(key, obj);
+    if (old) for (const h of this.handlers) h.onUpdate?.(old, obj);
+    else for (const h of this.handlers) h.onAdd?.(obj);
+  }
+
+  private transformed(obj: T): T {
+    return this.opts.transform ? this.opts.transform(obj) : obj;
   }
 }
 

@@ -25,6 +25,7 @@ import { Informer, type InformerOptions } from "./informer.ts";
 import { type LeaderElectionSettings, leaderElectionFromEnv } from "./leader-settings.ts";
 import { workQueueMetrics } from "./queue-metrics.ts";
 import type { ResourceType } from "./resources.ts";
+import { dropManagedFields } from "./transforms.ts";
 import { WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
@@ -175,10 +176,12 @@ export class ServiceRuntime {
     return { ok: true, info };
   }
 
-  informer<T extends KubeObject>(rt: ResourceType, opts: Omit<InformerOptions, "log"> = {}): Informer<T> {
+  informer<T extends KubeObject>(rt: ResourceType, opts: Omit<InformerOptions<T>, "log"> = {}): Informer<T> {
     const inf = new Informer<T>(this.client, rt, {
       namespace: this.settings.watchNamespace,
       watchdogMs: this.settings.watchdogMs,
+      // no cache keeps managedFields unless its controller asks (it is most of an object's bytes)
+      transform: dropManagedFields,
       ...opts,
       log: this.log.child({ informer: rt.plural }),
     });

@@ -2,7 +2,14 @@
 // `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`;
 // runResolvers hosts several in one process on one work queue.
 import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
-import { type Controller, ExponentialBackoff, type Informer, objectKey, ServiceRuntime } from "@quarry/kube";
+import {
+  type Controller,
+  dropRequestData,
+  ExponentialBackoff,
+  type Informer,
+  objectKey,
+  ServiceRuntime,
+} from "@quarry/kube";
 import { ChildCaches } from "./children.ts";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
 import { ResolverReconciler } from "./controller.ts";
@@ -52,6 +59,8 @@ export async function runResolvers(
     const names = [resolver.type, ...(resolver.aliases ?? [])];
     const requests = runtime.informer<ResolutionRequest>(resolutionRequests, {
       labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
+      // the reconciler asks only whether a request has data; GETs and patches carry the real one
+      transform: dropRequestData,
     });
     // children live beside their request, so the watched namespaces are the requests' ones
     const children = new ChildCaches(resolver.watches ?? [], (rt, sel) => runtime.informer(rt, sel));

@@ -1,5 +1,12 @@
 // cluster-resolver: resolves Tasks, Pipelines and StepActions from this cluster.
-import { apiVersionOf, isApiError, type KubeObject, ServiceRuntime, untilAnswered } from "@quarry/kube";
+import {
+  apiVersionOf,
+  dropApplyMetadata,
+  isApiError,
+  type KubeObject,
+  ServiceRuntime,
+  untilAnswered,
+} from "@quarry/kube";
 import { runResolver } from "@quarry/resolver-sdk";
 import { servedKinds } from "./discovery.ts";
 import type { ClusterKind } from "./kinds.ts";
@@ -15,7 +22,7 @@ const kinds = await untilAnswered("discovery of the served kinds", () => servedK
 for (const [kind, rt] of Object.entries(kinds)) {
   served[kind as ClusterKind] = {
     // QUARRY_WATCH_NAMESPACE scopes requests; what they may read is decided per request by policy
-    informer: runtime.informer<KubeObject>(rt, { namespace: undefined }),
+    informer: runtime.informer<KubeObject>(rt, { namespace: undefined, transform: dropApplyMetadata }),
     apiVersion: apiVersionOf(rt),
     plural: rt.plural,
     read: (namespace, name, signal) =>

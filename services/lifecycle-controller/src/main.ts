@@ -1,7 +1,7 @@
 // lifecycle-controller: initialises, completes and times out ResolutionRequests.
 import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
-import { ServiceRuntime } from "@quarry/kube";
+import { dropRequestData, ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
 import { LifecycleReconciler } from "./controller.ts";
 import { runConversionWebhook } from "./webhook.ts";
@@ -9,7 +9,7 @@ import { webhookSettingsFromEnv } from "./webhook-config.ts";
 
 const runtime = new ServiceRuntime("lifecycle-controller");
 const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig);
-const requests = runtime.informer<ResolutionRequest>(resolutionRequests);
+const requests = runtime.informer<ResolutionRequest>(resolutionRequests, { transform: dropRequestData });
 const controller = runtime.controller(
   "lifecycle",
   new LifecycleReconciler({

@@ -9,9 +9,9 @@ import { PipeResolver } from "./resolver.ts";
 import { cachedLookup } from "./sources.ts";
 
 export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
-  if (!(runtime.client instanceof RestKubeClient))
-    throw new Error("pipe-resolver needs a RestKubeClient (exec)");
-  const lookup = cachedLookup(runtime.client, {
+  const client = runtime.client;
+  if (!(client instanceof RestKubeClient)) throw new Error("pipe-resolver needs a RestKubeClient (exec)");
+  const lookup = cachedLookup(client, {
     // requests are scoped by QUARRY_WATCH_NAMESPACE; Pipes and PipeStrategies live beside them
     Pipe: runtime.informer<KubeObject>(pipes),
     PipeStrategy: runtime.informer<KubeObject>(pipeStrategies),
@@ -19,7 +19,7 @@ export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
   });
   return new PipeResolver({
     lookup,
-    files: new TarPodFileReader(kubeExec(runtime.client.kubeConfig)),
+    files: new TarPodFileReader(kubeExec(() => client.libraryKubeConfig())),
     self: {
       namespace: runtime.settings.systemNamespace,
       // the chart sets it from the downward API (spec.serviceAccountName)

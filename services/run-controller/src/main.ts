@@ -10,7 +10,7 @@ import {
   runView,
 } from "@quarry/api";
 import { discoverWith, LABEL_RUN, runFlavours, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
-import { type Informer, ServiceRuntime, untilAnswered } from "@quarry/kube";
+import { type Informer, keepWhole, ServiceRuntime, untilAnswered } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
 import { RunReconciler } from "./controller.ts";
 import { enforcementCounter } from "./metrics.ts";
@@ -33,7 +33,10 @@ const flavours = await runFlavours(process.env.QUARRY_RUN_FLAVOURS, (groupVersio
 runtime.log.info({ flavours }, "serving run flavours");
 
 for (const flavour of flavours) {
-  const informer = runtime.informer<AnyRun>(flavour === "Run" ? runs : customRuns);
+  const informer = runtime.informer<AnyRun>(flavour === "Run" ? runs : customRuns, {
+    // the time a cancel was written is read from managedFields (reconcile.ts)
+    transform: keepWhole,
+  });
   const reconciler = new RunReconciler({
     client: runtime.client,
     runs: informer,
