@@ -43,7 +43,8 @@ test("pipeline task timeout: Tekton sets spec.timeout, Quarry times out each att
 test("PipelineRun timeout: Tekton cancels the CustomRun as timed out, Quarry ends it CustomRunCancelled, PipelineRunTimeout", async () => {
   const t = cluster();
   await createRun(t, pipelineRuns, "pr-timeout", {
-    timeouts: { pipeline: "3s" },
+    // long enough for Tekton to create the CustomRun and Quarry to start it on a loaded machine
+    timeouts: { pipeline: "5s" },
     pipelineSpec: { tasks: [waitTask("slow", "5m")] },
   });
   const done = await pipelineRunDone(t, "pr-timeout");
