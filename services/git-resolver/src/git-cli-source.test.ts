@@ -275,6 +275,65 @@ describe("GitCliSource against a real git server", () => {
     rmSync(lru.cache.root, { recursive: true, force: true });
   });
 
+  test("a burst: one ref lookup is one HTTP request and concurrent ones share it; missing blobs come in batches", async () => {
+    const b = await RepoBuilder.create(server.root, "burst.git");
+    const files = Array.from({ length: 40 }, (_, i) => `tasks/t-${i}.yaml`);
+    for (const f of files) b.write(f, `${TASK_V1}# ${f}\n`);
+    const sha = await b.commit("many");
+    await b.push();
+    b.dispose();
+    const u = server.url("burst.git");
+    const fresh = new GitCliSource({ cacheRoot: mkdtempSync(join(tmpdir(), "quarry-git-cache-test-")) });
+    const requests = () => server.log.filter((e) => e.repo === "burst.git").length;
+    // first lookup: the capability advertisement once, then the ls-refs
+    assert.equal(await fresh.resolveRevision(u, ref("main"), req()), sha);
+    let n = requests();
+    assert.equal(await fresh.resolveRevision(u, ref("main"), req()), sha);
+    assert.equal(requests() - n, 1, "a known server: one POST per lookup");
+    n = requests();
+    const commits = await Promise.all(files.map(() => fresh.resolveRevision(u, ref("main"), req())));
+    for (const c of commits) assert.equal(c, sha);
+    assert.equal(requests() - n, 1, "40 concurrent lookups of one branch share one request");
+    // another tenant (scope) never shares a lookup
+    n = requests();
+    await Promise.all([
+      fresh.resolveRevision(u, ref("main"), req({ scope: "tenant-a" })),
+      fresh.resolveRevision(u, ref("main"), req({ scope: "tenant-b" })),
+    ]);
+    assert.equal(requests() - n, 2);
+
+    const fetchesBefore = server.fetches("burst.git").length;
+    const reads = await Promise.all(files.map((f) => fresh.readFile(u, sha, f, req())));
+    for (const [i, f] of files.entries())
+      assert.match(text(reads[i]?.bytes ?? new Uint8Array()), new RegExp(f));
+    assert.equal(fresh.stats.fetches, 1, "one fetch of the commit's trees");
+    assert.ok(fresh.stats.blobFetches <= 3, `40 blobs in ${fresh.stats.blobFetches} fetches`);
+    assert.equal(fresh.stats.blobsFetched, 40);
+    assert.equal(server.fetches("burst.git").length - fetchesBefore, 1 + fresh.stats.blobFetches);
+    rmSync(fresh.cache.root, { recursive: true, force: true });
+  });
+
+  test("past the pack count limit the repository is repacked, and every file still reads", async () => {
+    const fresh = new GitCliSource({
+      cacheRoot: mkdtempSync(join(tmpdir(), "quarry-git-cache-test-")),
+      repackPackCount: 2,
+      blobBatchWindowMs: 0,
+    });
+    const paths = [
+      "task.yaml",
+      "tasks/build/task.yaml",
+      "pipelines/ci/pipeline.yaml",
+      "config/settings.yaml",
+    ];
+    for (const p of paths) await fresh.readFile(url, repo.main, p, req());
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(fresh.stats.repacks >= 1, "repacked");
+    const again = new GitCliSource({ cacheRoot: fresh.cache.root });
+    for (const p of paths) assert.ok((await again.readFile(url, repo.main, p, req())).bytes.length > 0);
+    assert.equal(again.stats.blobFetches, 0, "nothing lost by the repack");
+    rmSync(fresh.cache.root, { recursive: true, force: true });
+  });
+
   test("sha256 repositories: refs (protocol v1 fallback) and files", async () => {
     const r = await RepoBuilder.create(server.root, "sha256.git", { objectFormat: "sha256" });
     r.write("tasks/t.yaml", TASK_V1);

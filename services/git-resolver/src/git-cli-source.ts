@@ -1,10 +1,13 @@
-// The GitSource Quarry runs: refs resolved in-process (isomorphic-git,
-// ref-discovery.ts), objects moved by the git binary as child processes (off
-// the event loop) into the on-disk cache:
+// The GitSource Quarry runs: refs resolved in-process (one HTTP request per
+// lookup, concurrent lookups shared: ref-discovery.ts, fresh-coalescer.ts),
+// objects moved by the git binary as child processes (off the event loop)
+// into the on-disk cache and read back through one long-lived process per
+// repository:
 //
 //   git fetch --depth=1 --filter=blob:none origin +<commit>:refs/quarry/c/<commit>
-//   git ls-tree <commit> -- <path>       (trees are local after the fetch)
-//   git cat-file blob <oid>              (git fetches just that blob, once)
+//   git cat-file --batch-command          (commits, trees, blobs: object-reader.ts)
+//   git fetch --filter=blob:none --stdin  (missing blobs, many per fetch: blob-batcher.ts)
+//   git repack -a -d                      (once fetched blobs make too many packs)
 //
 // A second read of the same commit does no fetch; a read of an already-read
 // file is answered from memory. Because cached objects were fetched with
@@ -12,13 +15,18 @@
 // credentials can read the repository (cached for a minute per URL and
 // credential), so one tenant's token never serves another tenant.
 import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { MAX_RESOLVED_DATA_BYTES } from "@quarry/api";
 import type { Logger } from "@quarry/observability";
 import { redactUrl } from "@quarry/resolver-sdk";
 import { LRUCache } from "lru-cache";
+import { BlobBatcher } from "./blob-batcher.ts";
 import { caFileFor } from "./ca-file.ts";
+import { FreshCoalescer } from "./fresh-coalescer.ts";
 import { classifyGitFailure, lastLine, remoteEnv, runGit, Semaphore } from "./git-process.ts";
 import { commitRef, duBytes, ObjectCache, type RepoHandle } from "./object-cache.ts";
+import { ObjectReader } from "./object-reader.ts";
 import { RefDiscovery } from "./ref-discovery.ts";
 import { formatOf, type Revision } from "./revision.ts";
 import {
@@ -27,9 +35,8 @@ import {
   GitSourceError,
   resolveInTree,
   type SourceRequest,
-  type TreeEntry,
-  type TreeReader,
 } from "./source.ts";
+import { type ParsedTree, treeObjectsReader } from "./tree-objects.ts";
 
 export interface GitCliSourceOptions {
   /** Directory of the on-disk cache (one bare repository per URL). */
@@ -44,6 +51,10 @@ export interface GitCliSourceOptions {
   accessTtlMs?: number;
   /** Git processes at once. */
   maxConcurrentGit?: number;
+  /** How long a missing blob waits for others to fetch with (default 5 ms). */
+  blobBatchWindowMs?: number;
+  /** Packs in a repository past which it is repacked into one (default 32; 0 never). */
+  repackPackCount?: number;
   refs?: RefDiscovery;
   now?: () => number;
   log?: Logger;
@@ -53,6 +64,10 @@ export interface GitCliSourceOptions {
 export interface SourceStats {
   fetches: number;
   blobReads: number;
+  /** Fetches of missing blobs (each for a batch of them), and the blobs they asked for. */
+  blobFetches: number;
+  blobsFetched: number;
+  repacks: number;
   memoryHits: number;
   accessChecks: number;
   evictions: number;
@@ -60,12 +75,30 @@ export interface SourceStats {
 
 export class GitCliSource implements GitSource {
   readonly cache: ObjectCache;
-  readonly stats: SourceStats = { fetches: 0, blobReads: 0, memoryHits: 0, accessChecks: 0, evictions: 0 };
+  readonly stats: SourceStats = {
+    fetches: 0,
+    blobReads: 0,
+    blobFetches: 0,
+    blobsFetched: 0,
+    repacks: 0,
+    memoryHits: 0,
+    accessChecks: 0,
+    evictions: 0,
+  };
   private readonly refs: RefDiscovery;
   private readonly results: LRUCache<string, FileRead>;
   /** accessKey → time the credentials were last proven to read the repository. */
   private readonly access = new Map<string, number>();
   private readonly checking = new Map<string, Promise<void>>();
+  /** Concurrent lookups of one ref by one tenant with one credential share a server round trip. */
+  readonly refLookups = new FreshCoalescer<string>();
+  private readonly blobBatches: BlobBatcher;
+  /** One cat-file process per repository directory. */
+  private readonly readers = new Map<string, ObjectReader>();
+  private readonly trees = new LRUCache<string, ParsedTree>({
+    maxSize: 200_000,
+    sizeCalculation: (t) => Math.max(1, t.size),
+  });
   private readonly gate: Semaphore;
   private readonly opts: GitCliSourceOptions;
   private readonly now: () => number;
@@ -75,10 +108,12 @@ export class GitCliSource implements GitSource {
     this.now = opts.now ?? Date.now;
     this.refs = opts.refs ?? new RefDiscovery();
     this.gate = new Semaphore(opts.maxConcurrentGit ?? 8);
+    this.blobBatches = new BlobBatcher({ windowMs: opts.blobBatchWindowMs ?? 5 });
     this.cache = new ObjectCache({
       root: opts.cacheRoot,
       now: this.now,
-      onEvict: (url, bytes) => {
+      onEvict: (url, bytes, dir) => {
+        this.retireReader(dir);
         this.stats.evictions++;
         opts.log?.info({ url, bytes }, "evicted repository from the git object cache");
       },
@@ -90,7 +125,19 @@ export class GitCliSource implements GitSource {
   }
 
   async resolveRevision(url: string, revision: Extract<Revision, { kind: "ref" }>, req: SourceRequest) {
-    const commit = await this.refs.resolve(url, revision.name, req);
+    // a lookup that started after this request arrived answers it (FreshCoalescer): never staler
+    // than asking alone; the key holds everything the answer may depend on, credentials hashed
+    const key = JSON.stringify([
+      url,
+      revision.name,
+      req.scope ?? "",
+      credentialHash(req),
+      req.proxy ?? "",
+      req.caBundle ? createHash("sha256").update(req.caBundle).digest("hex") : "",
+    ]);
+    const commit = await this.refLookups.run(key, req.signal, (signal) =>
+      this.refs.resolve(url, revision.name, { ...req, signal }),
+    );
     this.access.set(accessKey(url, req), this.now());
     return commit;
   }
@@ -106,14 +153,17 @@ export class GitCliSource implements GitSource {
     const repo = await this.cache.acquire(url, formatOf(commit), req.signal);
     try {
       await this.ensureCommit(repo, commit, req);
-      const found = await resolveInTree(this.treeReader(repo, commit, req), path);
-      const bytes = await this.readBlob(
-        repo,
-        found.entry.oid,
-        path,
-        req,
-        this.opts.maxFileBytes ?? MAX_RESOLVED_DATA_BYTES,
+      const format = formatOf(commit);
+      const reader = this.reader(repo, format);
+      const blob = (oid: string, shown: string, max: number) =>
+        this.readBlob(repo, reader, oid, shown, req, max);
+      const trees = treeObjectsReader(
+        { reader, format, trees: this.trees, blob: (oid, max) => blob(oid, oid, max) },
+        commit,
+        url,
       );
+      const found = await resolveInTree(trees, path);
+      const bytes = await blob(found.entry.oid, path, this.opts.maxFileBytes ?? MAX_RESOLVED_DATA_BYTES);
       const result: FileRead = { bytes, resolvedPath: found.path };
       this.results.set(key, result);
       return result;
@@ -184,53 +234,129 @@ export class GitCliSource implements GitSource {
     });
   }
 
-  private treeReader(repo: RepoHandle, commit: string, req: SourceRequest): TreeReader {
-    return {
-      entry: async (path) => {
-        const res = await this.git(repo, req, req.signal, [
-          "ls-tree",
-          "-z",
-          "--full-tree",
-          commit,
-          "--",
-          path,
-        ]);
-        if (res.code !== 0) throw this.failure(repo.url, res.stderr, `commit ${commit}`, req);
-        return parseLsTree(res.stdout, path);
-      },
-      linkTarget: async (oid) => Buffer.from(await this.readBlob(repo, oid, oid, req, 4096)).toString("utf8"),
-    };
+  private reader(repo: RepoHandle, format: "sha1" | "sha256"): ObjectReader {
+    let r = this.readers.get(repo.dir);
+    if (!r) {
+      r = new ObjectReader(repo.dir, format);
+      this.readers.set(repo.dir, r);
+    }
+    return r;
   }
 
-  /** A blob's bytes; git fetches a missing blob from the remote (partial clone) on the way. */
+  private retireReader(dir: string): void {
+    this.readers.get(dir)?.retire();
+    this.readers.delete(dir);
+  }
+
+  /** A blob's bytes from the cache; a missing blob is fetched in a batch with others (BlobBatcher). */
   private async readBlob(
     repo: RepoHandle,
+    reader: ObjectReader,
     oid: string,
     path: string,
     req: SourceRequest,
     maxBytes: number,
   ): Promise<Uint8Array> {
     this.stats.blobReads++;
-    const read = (signal: AbortSignal) =>
-      this.git(repo, req, signal, ["cat-file", "blob", oid], maxBytes + 1);
-    // a blob read before is a loose object (a lazy fetch of one object is never packed): nothing can grow
-    const res = (await repo.hasLooseObject(oid))
-      ? await read(req.signal)
-      : await this.withSizeLimit(repo, req, read);
-    if (res.truncated || res.stdout.length > maxBytes) {
+    let info = await reader.info(oid);
+    if (!info) {
+      // one batch per repository and credential: a batch runs with one caller's credentials
+      const key = `${repo.dir}\n${credentialHash(req)}`;
+      await this.blobBatches.add(key, oid, req.signal, (oids, signal) =>
+        this.fetchBlobs(repo, oids, { ...req, signal }),
+      );
+      info = await reader.info(oid);
+      if (!info) throw new GitSourceError("revision-not-found", `object ${oid} not found in ${repo.url}`);
+    }
+    if (info.size > maxBytes) {
       throw new GitSourceError(
         "file-too-large",
         `${JSON.stringify(path)} is over the ${formatBytes(maxBytes)} limit for resolved data`,
       );
     }
-    if (res.code !== 0) throw this.failure(repo.url, res.stderr, `object ${oid}`, req);
-    return new Uint8Array(res.stdout.buffer, res.stdout.byteOffset, res.stdout.byteLength);
+    const o = await reader.contents(oid);
+    if (!o) throw new GitSourceError("revision-not-found", `object ${oid} not found in ${repo.url}`);
+    return new Uint8Array(o.bytes.buffer, o.bytes.byteOffset, o.bytes.byteLength);
   }
 
-  private git(repo: RepoHandle, req: SourceRequest, signal: AbortSignal, args: string[], maxStdout?: number) {
+  /** What git's own lazy fetch runs, for many blobs at once; one fetch at a time per repository. */
+  private async fetchBlobs(repo: RepoHandle, oids: string[], req: SourceRequest): Promise<void> {
+    await repo.exclusive(req.signal, async () => {
+      this.stats.blobFetches++;
+      this.stats.blobsFetched += oids.length;
+      const res = await this.withSizeLimit(repo, req, (signal) =>
+        this.git(
+          repo,
+          req,
+          signal,
+          [
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--filter=blob:none",
+            "--stdin",
+            "origin",
+          ],
+          undefined,
+          `${oids.join("\n")}\n`,
+        ),
+      );
+      if (res.code !== 0) throw this.failure(repo.url, res.stderr, `object ${oids[0]}`, req);
+    });
+    void this.maybeRepack(repo);
+  }
+
+  /**
+   * Every fetch leaves a pack, and every object lookup searches them all:
+   * past `repackPackCount` the repository is repacked into one (promisor
+   * objects stay promisor), under the fetch lock so no fetch runs meanwhile.
+   */
+  private async maybeRepack(repo: RepoHandle): Promise<void> {
+    const limit = this.opts.repackPackCount ?? 32;
+    if (limit <= 0 || (await packCount(repo.dir)) <= limit) return;
+    try {
+      await repo.exclusive(AbortSignal.timeout(10 * 60_000), async () => {
+        if ((await packCount(repo.dir)) <= limit) return;
+        this.stats.repacks++;
+        const res = await this.git(
+          repo,
+          { auth: undefined, signal: AbortSignal.timeout(10 * 60_000) },
+          AbortSignal.timeout(10 * 60_000),
+          ["repack", "-a", "-d", "-q", "--no-write-bitmap-index"],
+        );
+        if (res.code !== 0)
+          this.opts.log?.warn({ url: repo.url, err: lastLine(res.stderr) }, "git repack failed");
+        // the reader re-scans packs on a miss; a fresh process drops the handles of deleted ones
+        this.retireReader(repo.dir);
+        await this.cache.measure(repo);
+      });
+    } catch (err) {
+      this.opts.log?.warn({ url: repo.url, err: String(err) }, "git repack failed");
+    }
+  }
+
+  private git(
+    repo: RepoHandle,
+    req: SourceRequest,
+    signal: AbortSignal,
+    args: string[],
+    maxStdout?: number,
+    input?: string,
+  ) {
     const env = remoteEnv(repo.url, { auth: req.auth, proxy: req.proxy, caFile: caFileFor(req.caBundle) });
     return this.gate.run(() =>
-      runGit({ gitDir: repo.dir, args, signal, env, ...(maxStdout === undefined ? {} : { maxStdout }) }),
+      runGit({
+        gitDir: repo.dir,
+        args,
+        signal,
+        env,
+        ...(maxStdout === undefined ? {} : { maxStdout }),
+        ...(input === undefined ? {} : { input }),
+      }),
     );
   }
 
@@ -264,6 +390,7 @@ export class GitCliSource implements GitSource {
     } finally {
       clearInterval(timer);
     }
+    this.retireReader(repo.dir);
     await this.cache.drop(repo);
     throw new GitSourceError(
       "repo-too-large",
@@ -306,20 +433,22 @@ function hostOf(url: string): string {
 
 /** Access is proven per URL and credential; the key holds a hash, never the token. */
 function accessKey(url: string, req: SourceRequest): string {
-  if (!req.auth) return `${url}\nanonymous`;
-  const h = createHash("sha256").update(`${req.auth.username}:${req.auth.token}`).digest("hex");
-  return `${url}\n${h}`;
+  return `${url}\n${credentialHash(req)}`;
 }
 
-/** One `ls-tree -z` record for exactly `path`: "<mode> <type> <oid>\t<path>\0". */
-export function parseLsTree(out: Buffer, path: string): TreeEntry | undefined {
-  for (const record of out.toString("utf8").split("\0")) {
-    const tab = record.indexOf("\t");
-    if (tab < 0 || record.slice(tab + 1) !== path) continue;
-    const [mode, type, oid] = record.slice(0, tab).split(" ");
-    if (mode && oid && (type === "blob" || type === "tree" || type === "commit")) return { mode, type, oid };
+function credentialHash(req: SourceRequest): string {
+  if (!req.auth) return "anonymous";
+  return createHash("sha256")
+    .update(JSON.stringify([req.auth.username, req.auth.token]))
+    .digest("hex");
+}
+
+async function packCount(dir: string): Promise<number> {
+  try {
+    return (await readdir(join(dir, "objects", "pack"))).filter((f) => f.endsWith(".pack")).length;
+  } catch {
+    return 0;
   }
-  return undefined;
 }
 
 function formatBytes(n: number): string {

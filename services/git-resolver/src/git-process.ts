@@ -15,6 +15,8 @@ export interface GitRun {
   env?: Record<string, string>;
   /** Keep at most this many bytes of stdout; the process is killed past it and `truncated` set. */
   maxStdout?: number;
+  /** Written to stdin (closed after); stdin is empty otherwise. */
+  input?: string;
 }
 
 export interface GitResult {
@@ -25,7 +27,7 @@ export interface GitResult {
 }
 
 /** Config every git call gets: no user/system config, no prompts, http(s) only, stable messages. */
-function baseEnv(): Record<string, string> {
+export function gitBaseEnv(): Record<string, string> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
     HOME: process.env.HOME ?? "/tmp",
@@ -113,10 +115,13 @@ export function runGit(run: GitRun): Promise<GitResult> {
   const args = run.gitDir ? ["--git-dir", run.gitDir, ...run.args] : run.args;
   return new Promise((resolve, reject) => {
     const child = spawn("git", args, {
-      env: { ...baseEnv(), ...run.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...gitBaseEnv(), ...run.env },
+      stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });
+    // git may exit before reading it all (a failed fetch): that is not this process's error
+    child.stdin.on("error", () => {});
+    child.stdin.end(run.input ?? "");
     const out: Buffer[] = [];
     let outBytes = 0;
     let truncated = false;

@@ -15,12 +15,16 @@ export function registerGitMetrics(meter: Meter, source: GitCliSource): void {
   repos.addCallback((r) => r.observe(source.cache.repositories()));
   const ops = meter.createObservableCounter("quarry_git_operations_total", {
     description:
-      "Git engine work by operation: fetch (a commit's trees), blob (a file read from the cache, fetched if missing), memory_hit, access_check, eviction",
+      "Git engine work by operation: fetch (a commit's trees), blob (a file read from the cache, fetched if missing), blob_fetch (a fetch of a batch of missing blobs), blob_fetched (blobs asked for by those), repack, ref_lookup (lookups sent to the server; concurrent ones are shared), memory_hit, access_check, eviction",
   });
   ops.addCallback((r) => {
     const s = source.stats;
     r.observe(s.fetches, { operation: "fetch" });
     r.observe(s.blobReads, { operation: "blob" });
+    r.observe(s.blobFetches, { operation: "blob_fetch" });
+    r.observe(s.blobsFetched, { operation: "blob_fetched" });
+    r.observe(s.repacks, { operation: "repack" });
+    r.observe(source.refLookups.started, { operation: "ref_lookup" });
     r.observe(s.memoryHits, { operation: "memory_hit" });
     r.observe(s.accessChecks, { operation: "access_check" });
     r.observe(s.evictions, { operation: "eviction" });

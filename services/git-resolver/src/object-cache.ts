@@ -15,8 +15,6 @@ export interface RepoHandle {
   readonly url: string;
   /** True once `refs/quarry/c/<commit>` exists: the commit and all its trees are here. */
   hasCommit(commit: string): Promise<boolean>;
-  /** True when the object is stored loose (objects/ab/cdef...), i.e. certainly local. */
-  hasLooseObject(oid: string): Promise<boolean>;
   /** Runs `fn` holding this repository's fetch lock (waiting gives up when `signal` aborts). */
   exclusive<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T>;
   release(): void;
@@ -34,7 +32,7 @@ interface Entry {
 export interface ObjectCacheOptions {
   root: string;
   now?: () => number;
-  onEvict?: (url: string, bytes: number) => void;
+  onEvict?: (url: string, bytes: number, dir: string) => void;
 }
 
 /** The ref that pins a fetched commit (and keeps its objects from ever looking unreferenced). */
@@ -45,7 +43,7 @@ export class ObjectCache {
   private readonly entries = new Map<string, Entry>();
   private readonly creating = new Map<string, Promise<Entry>>();
   private readonly now: () => number;
-  private readonly onEvict: ((url: string, bytes: number) => void) | undefined;
+  private readonly onEvict: ((url: string, bytes: number, dir: string) => void) | undefined;
   private loaded: Promise<void> | undefined;
 
   constructor(opts: ObjectCacheOptions) {
@@ -122,11 +120,6 @@ export class ObjectCache {
       url: entry.url,
       hasCommit: (commit) =>
         stat(join(entry.dir, commitRef(commit))).then(
-          () => true,
-          () => false,
-        ),
-      hasLooseObject: (oid) =>
-        stat(join(entry.dir, "objects", oid.slice(0, 2), oid.slice(2))).then(
           () => true,
           () => false,
         ),
@@ -215,7 +208,7 @@ export class ObjectCache {
       this.entries.delete(key);
       total -= e.bytes;
       evicted++;
-      this.onEvict?.(e.url, e.bytes);
+      this.onEvict?.(e.url, e.bytes, e.dir);
       await discard(this.root, e.dir);
     }
     return evicted;

@@ -1,14 +1,18 @@
-// Ref discovery in-process with isomorphic-git's smart-HTTP client: a branch
-// or tag resolves in one protocol-v2 `ls-refs` per candidate ref, asked for
-// by prefix so a repository with thousands of refs (pull requests) answers
-// with one line. Measured on loopback: ~6 ms, against ~30 ms for spawning
-// `git ls-remote` (README). No process, no disk.
+// Ref discovery in-process: a branch or tag resolves in ONE HTTP request, a
+// protocol-v2 `ls-refs` POST holding every candidate ref as a prefix, so a
+// repository with thousands of refs (pull requests) answers with a line or
+// two (ls-refs.ts). What the server speaks (v2? sha256?) is learned once per
+// URL from a capability advertisement (isomorphic-git) and remembered; a
+// server that does not speak v2 is asked the old way (isomorphic-git's
+// ls-refs per candidate, protocol v1 for sha256). No process, no disk.
 import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { describeEgressFailure, trustedCas } from "@quarry/resolver-sdk";
 import { getRemoteInfo2, listServerRefs } from "isomorphic-git";
 import nodeHttp from "isomorphic-git/http/node";
+import { LRUCache } from "lru-cache";
 import { basicAuthHeader } from "./git-process.ts";
+import { postLsRefs } from "./ls-refs.ts";
 import { pickRef, refCandidates, type ServerRef } from "./revision.ts";
 import { GitSourceError, type SourceRequest } from "./source.ts";
 
@@ -54,18 +58,30 @@ function headers(req: SourceRequest): Record<string, string> {
   return req.auth ? { authorization: basicAuthHeader(req.auth) } : {};
 }
 
+/** What a server speaks, from its capability advertisement. */
+interface ServerProtocol {
+  v2: boolean;
+  format: "sha1" | "sha256";
+}
+
+export interface RefDiscoveryStats {
+  /** Capability advertisements asked for (GET info/refs). */
+  advertisements: number;
+  /** Single-request ls-refs POSTs. */
+  lsRefs: number;
+}
+
 export class RefDiscovery {
+  readonly stats: RefDiscoveryStats = { advertisements: 0, lsRefs: 0 };
+  /** Per URL (not per credential: it says nothing about access), re-learned every 10 minutes. */
+  private readonly protocols = new LRUCache<string, ServerProtocol>({ max: 1000, ttl: 10 * 60_000 });
+
   /** The commit `name` (branch, tag, refs/..., HEAD) points to on the remote; annotated tags are peeled. */
   async resolve(url: string, name: string, req: SourceRequest): Promise<string> {
-    const http = httpClient(req);
-    const lists = await guard(url, req, () =>
-      Promise.all(
-        refCandidates(name).map((prefix) =>
-          listServerRefs({ http, url, prefix, protocolVersion: 2, peelTags: true, headers: headers(req) }),
-        ),
-      ),
-    );
-    const hit = pickRef(lists.flat(), name) ?? (await this.resolveV1(url, name, req));
+    const protocol = this.protocols.get(url) ?? (await this.learnProtocol(url, req));
+    const hit = protocol.v2
+      ? await this.resolveInOne(url, name, protocol, req)
+      : await this.resolveOld(url, name, req);
     if (hit) return hit.commit;
     const hint = /^[0-9a-f]{7,39}$/i.test(name)
       ? "; abbreviated commit ids are not supported, use the full id"
@@ -74,6 +90,54 @@ export class RefDiscovery {
       "revision-not-found",
       `no branch, tag or ref named ${JSON.stringify(name)} in ${url}${hint}`,
     );
+  }
+
+  /** One POST; a server that turns out not to answer like v2 is asked the old way and remembered so. */
+  private async resolveInOne(url: string, name: string, protocol: ServerProtocol, req: SourceRequest) {
+    this.stats.lsRefs++;
+    const pair = agentsFor(req.proxy, req.caBundle);
+    const answer = await guard(url, req, () =>
+      postLsRefs({
+        url,
+        prefixes: refCandidates(name),
+        format: protocol.format,
+        authorization: req.auth ? basicAuthHeader(req.auth) : undefined,
+        agent: url.startsWith("https:") ? pair.https : pair.http,
+        signal: req.signal,
+      }),
+    );
+    if (answer.kind === "refs") return pickRef(answer.refs, name);
+    if (answer.kind === "http-error") {
+      throw toSourceError(url, { code: "HttpError", data: { statusCode: answer.status } }, req.signal);
+    }
+    this.protocols.set(url, { ...protocol, v2: false });
+    return this.resolveOld(url, name, req);
+  }
+
+  private async learnProtocol(url: string, req: SourceRequest): Promise<ServerProtocol> {
+    this.stats.advertisements++;
+    const info = await guard(url, req, () =>
+      getRemoteInfo2({ http: httpClient(req), url, protocolVersion: 2, headers: headers(req) }),
+    );
+    const protocol: ServerProtocol =
+      info.protocolVersion === 2
+        ? { v2: true, format: info.capabilities["object-format"] === "sha256" ? "sha256" : "sha1" }
+        : { v2: false, format: "sha1" };
+    this.protocols.set(url, protocol);
+    return protocol;
+  }
+
+  /** isomorphic-git's ls-refs per candidate (each after its own advertisement), then protocol v1. */
+  private async resolveOld(url: string, name: string, req: SourceRequest) {
+    const http = httpClient(req);
+    const lists = await guard(url, req, () =>
+      Promise.all(
+        refCandidates(name).map((prefix) =>
+          listServerRefs({ http, url, prefix, protocolVersion: 2, peelTags: true, headers: headers(req) }),
+        ),
+      ),
+    );
+    return pickRef(lists.flat(), name) ?? (await this.resolveV1(url, name, req));
   }
 
   /**
@@ -95,8 +159,7 @@ export class RefDiscovery {
 
   /** Proves the credentials may read the repository: one capability request. */
   async checkAccess(url: string, req: SourceRequest): Promise<void> {
-    const http = httpClient(req);
-    await guard(url, req, () => getRemoteInfo2({ http, url, protocolVersion: 2, headers: headers(req) }));
+    await this.learnProtocol(url, req);
   }
 }
 

@@ -77,6 +77,7 @@ export class GitResolver implements Resolver {
     const auth = await this.auth(req, ctx);
     const sreq: SourceRequest = {
       auth,
+      scope: JSON.stringify([ctx.namespace, req.token?.secret ?? "", req.token?.key ?? ""]),
       signal: ctx.signal,
       proxy,
       caBundle: egress.caBundle,

@@ -13,6 +13,12 @@ export interface GitAuth {
 /** What every source call needs besides its arguments. */
 export interface SourceRequest {
   auth: GitAuth | undefined;
+  /**
+   * Who asks, as far as sharing work goes: the request's namespace and the
+   * Secret the token came from. Lookups are shared only between callers with
+   * the same scope and the same credentials (docs/decisions.md).
+   */
+  scope?: string | undefined;
   /** Aborting kills any git work started for the call. */
   signal: AbortSignal;
   /** The http(s) proxy this repository's traffic goes through (no-proxy already applied); direct when unset. */
