@@ -1,0 +1,147 @@
+// The faults, one at a time: SIGKILL each service in turn (restarted at once,
+// as a kubelet would), restart kube-apiserver, freeze etcd (SIGSTOP), take the
+// git server and the registry down, and freeze every open connection between
+// each service and the apiserver (the informers' watchdog must restart the
+// silent watches). How long each lasts depends on the form (short in CI).
+import { setTimeout as sleep } from "node:timers/promises";
+import { getRequest, newRequest, succeeded } from "../harness/scenario.ts";
+import { createWithRetry } from "./load.ts";
+import { type ChaosWorld, clusterTask, SERVICES, type ServiceName } from "./world.ts";
+
+export interface FaultTimings {
+  /** How long a SIGKILLed service stays down before it is started again. */
+  killedDownMs: number;
+  etcdFrozenMs: number;
+  gitDownMs: number;
+  registryDownMs: number;
+  /** How long every service may take to serve requests again after its connections froze. */
+  stallRecoveryMs: number;
+}
+
+export interface FaultReport {
+  /** What the fault found (figures for the report). */
+  note(detail: string): void;
+  /** A property the fault checks did not hold. */
+  problem(detail: string): void;
+}
+
+export interface Fault {
+  name: string;
+  /** Roughly how long run() takes, to pace the fault's share of the load over it. */
+  expectedMs(t: FaultTimings): number;
+  run(world: ChaosWorld, t: FaultTimings, report: FaultReport): Promise<void>;
+}
+
+/** Requests that need the lifecycle controller and one resolver each, to see that all of them answer. */
+const PROBES = [
+  ["git", { url: "", revision: "", pathInRepo: "task.yaml" }],
+  ["bundles", { bundle: "", name: "build", kind: "task" }],
+  ["cluster", { kind: "task", name: clusterTask(0) }],
+] as const;
+
+/** Creates one probe per resolver and waits until each has ended; returns the milliseconds it took. */
+async function probeUntilAnswered(
+  world: ChaosWorld,
+  tag: string,
+  timeoutMs: number,
+): Promise<number | undefined> {
+  const t0 = Date.now();
+  const { admin, namespace } = world.scn;
+  const names = PROBES.map(([type, params]) => {
+    const name = `probe-${tag}-${type}`;
+    const p: Record<string, string> = { ...params };
+    if (type === "git") Object.assign(p, { url: world.git.url(world.repo.name), revision: world.repo.first });
+    if (type === "bundles") p.bundle = world.bundleDigest;
+    return { name, rr: newRequest(namespace, name, { "resolution.tekton.dev/type": type }, p) };
+  });
+  await Promise.all(names.map(({ rr }) => createWithRetry(world, rr, t0 + timeoutMs)));
+  while (Date.now() - t0 < timeoutMs) {
+    const ended = await Promise.all(
+      names.map(({ name }) =>
+        getRequest(admin, namespace, name).then(
+          (rr) => (succeeded(rr)?.status ?? "Unknown") !== "Unknown",
+          () => false,
+        ),
+      ),
+    );
+    if (ended.every(Boolean)) return Date.now() - t0;
+    await sleep(500);
+  }
+  return undefined;
+}
+
+const sigkill = (name: ServiceName): Fault => ({
+  name: `sigkill-${name}`,
+  // down, then the restart until ready (a few seconds on a loaded machine)
+  expectedMs: (t) => t.killedDownMs + 5_000,
+  run: async (world, t) => {
+    await world.kill(name);
+    await sleep(t.killedDownMs);
+    await world.start(name);
+  },
+});
+
+export const FAULTS: Fault[] = [
+  {
+    name: "watch-stall",
+    expectedMs: () => 30_000,
+    run: async (world, t, report) => {
+      const frozen = [...world.proxies].map(([name, p]) => `${name} ${p.stall()} of ${p.accepted}`);
+      const ms = await probeUntilAnswered(world, "stall", t.stallRecoveryMs);
+      const accepted = [...world.proxies].map(([name, p]) => `${name} ${p.accepted}`);
+      report.note(
+        `connections frozen: ${frozen.join(", ")}; every resolver answered again after ${
+          ms === undefined ? "never" : `${Math.round(ms / 100) / 10} s`
+        }; connections accepted by then: ${accepted.join(", ")}`,
+      );
+      if (ms === undefined)
+        report.problem(
+          `the fleet did not answer within ${t.stallRecoveryMs / 1000} s of its connections freezing`,
+        );
+    },
+  },
+  ...SERVICES.map(sigkill),
+  {
+    name: "apiserver-restart",
+    expectedMs: () => 10_000,
+    run: async (world) => {
+      await world.cp.restartApiserver();
+    },
+  },
+  {
+    name: "etcd-sigstop",
+    expectedMs: (t) => t.etcdFrozenMs,
+    run: async (world, t) => {
+      world.cp.signalEtcd("SIGSTOP");
+      try {
+        await sleep(t.etcdFrozenMs);
+      } finally {
+        world.cp.signalEtcd("SIGCONT");
+      }
+    },
+  },
+  {
+    name: "git-server-down",
+    expectedMs: (t) => t.gitDownMs,
+    run: async (world, t) => {
+      await world.git.down();
+      try {
+        await sleep(t.gitDownMs);
+      } finally {
+        await world.git.up();
+      }
+    },
+  },
+  {
+    name: "registry-down",
+    expectedMs: (t) => t.registryDownMs,
+    run: async (world, t) => {
+      await world.registry.stop();
+      try {
+        await sleep(t.registryDownMs);
+      } finally {
+        await world.registry.start();
+      }
+    },
+  },
+];

@@ -1,0 +1,174 @@
+// The chaos suite's world, on a control plane of its own (the suite restarts
+// kube-apiserver and freezes etcd, which must not disturb other scenarios):
+// one namespace with the lifecycle controller and the git, bundles and cluster
+// resolvers as real processes under their shipped RBAC, each talking to the
+// apiserver through its own stall proxy; a real git smart-HTTP server with the
+// standard repository, a real registry with one bundle (by tag and by digest),
+// and Tasks for the cluster resolver.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyObject } from "@quarry/devcluster/apply";
+import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import { buildStandardRepo, type StandardRepo } from "@quarry/devcluster/git-repos";
+import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import { installQuarryApi, installTektonCrds } from "@quarry/devcluster/install";
+import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
+import type { RunningService } from "@quarry/devcluster/service";
+import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
+import { adminClient } from "../harness/env.ts";
+import { newScenario, type Scenario, setLifecycleConfig, taskManifest } from "../harness/scenario.ts";
+import { type StallProxy, startStallProxy } from "./stall-proxy.ts";
+
+/** The services under chaos, in the order the SIGKILL fault visits them. */
+export const SERVICES = [
+  "lifecycle-controller",
+  "git-resolver",
+  "bundle-resolver",
+  "cluster-resolver",
+] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** Tasks the cluster workload reads (request i reads CLUSTER_TASK(i)). */
+export const CLUSTER_TASKS = 10;
+export const clusterTask = (i: number) => `chaos-task-${i % CLUSTER_TASKS}`;
+
+/**
+ * The watch watchdog the services run with (QUARRY_WATCH_WATCHDOG): short, so a frozen watch is
+ * restarted within the suite's time; an idle watch (no event, no bookmark) restarts as often,
+ * which costs one request each.
+ */
+export const DEFAULT_WATCHDOG = "15s";
+
+/**
+ * The global timeout: longer than the whole run, so a request the fleet lost shows up as never
+ * terminal rather than as a ResolutionTimedOut that looks like an answer.
+ */
+export const GLOBAL_TIMEOUT = "20m";
+
+export interface ChaosWorld {
+  cp: ControlPlane;
+  scn: Scenario;
+  git: GitServer;
+  repo: StandardRepo;
+  registry: Registry;
+  bundleTag: string;
+  bundleDigest: string;
+  /** The running process of each service (replaced when a fault restarts it). */
+  current: Map<ServiceName, RunningService>;
+  proxies: Map<ServiceName, StallProxy>;
+  /** (Re)starts a service through its proxy. */
+  start(name: ServiceName): Promise<RunningService>;
+  /** SIGKILLs a service on purpose and waits for its exit (not counted as a crash). */
+  kill(name: ServiceName): Promise<void>;
+  /** Exits nobody asked for, with the log's tail; the service is started again (as a kubelet would). */
+  crashes: string[];
+  dispose(): Promise<void>;
+}
+
+export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<ChaosWorld> {
+  const cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
+  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
+  const proxies = new Map<ServiceName, StallProxy>();
+  const current = new Map<ServiceName, RunningService>();
+  const cacheDir = mkdtempSync(join(tmpdir(), "quarry-e2e-chaos-cache-"));
+  let scn: Scenario | undefined;
+  let git: GitServer | undefined;
+  let repo: StandardRepo | undefined;
+  let registry: Registry | undefined;
+  const crashes: string[] = [];
+  const onPurpose = new WeakSet<RunningService>();
+  let stopping = false;
+  const dispose = async () => {
+    stopping = true;
+    cp.signalEtcd("SIGCONT");
+    await git?.up().catch(() => {});
+    await scn?.cleanup().catch(() => {});
+    for (const p of proxies.values()) await p.close();
+    repo?.builder.dispose();
+    await git?.stop();
+    await registry?.dispose();
+    rmSync(cacheDir, { recursive: true, force: true });
+    await cp.stop();
+  };
+  try {
+    const admin = adminClient(info);
+    await installQuarryApi(admin);
+    await installTektonCrds(admin);
+    const s = await newScenario("chaos", { cp: info });
+    scn = s;
+    git = await startGitServer();
+    repo = await buildStandardRepo(git.root);
+    registry = await startRegistry();
+    const bundleTag = registry.ref("chaos/task:v1");
+    await tknBundlePush(bundleTag, [TASK_YAML]);
+    const bundleDigest = `${registry.ref("chaos/task")}@${await craneDigest(bundleTag)}`;
+    for (let i = 0; i < CLUSTER_TASKS; i++)
+      await applyObject(s.admin, taskManifest(s.namespace, clusterTask(i)));
+    await setLifecycleConfig(s, { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT });
+
+    const apiPort = Number(new URL(cp.server).port);
+    const env: Record<ServiceName, Record<string, string>> = {
+      "lifecycle-controller": {},
+      "git-resolver": { QUARRY_GIT_CACHE_DIR: cacheDir },
+      "bundle-resolver": {},
+      "cluster-resolver": {},
+    };
+    const start = async (name: ServiceName) => {
+      let proxy = proxies.get(name);
+      if (!proxy) {
+        proxy = await startStallProxy({ host: "127.0.0.1", port: apiPort });
+        proxies.set(name, proxy);
+      }
+      // the service's own kubeconfig (its ServiceAccount's token), with the proxy as the server
+      const id = await s.identity(name);
+      const proxied = join(cp.dir, `chaos-${name}.kubeconfig`);
+      writeFileSync(proxied, readFileSync(id.kubeconfig, "utf8").split(cp.server).join(proxy.server));
+      const svc = await s.start(name, {
+        ...env[name],
+        KUBECONFIG: proxied,
+        QUARRY_WATCH_WATCHDOG: watchdog,
+        // as the charts ship them: leader election on, one bucket; a restarted process keeps its
+        // identity, as a container restarted in its pod keeps POD_NAME
+        QUARRY_LEADER_ELECTION: "on",
+        QUARRY_BUCKETS: "1",
+        POD_NAME: `chaos-${name}`,
+      });
+      current.set(name, svc);
+      void svc.exited.then(({ code, signal }) => {
+        if (stopping || onPurpose.has(svc)) return;
+        crashes.push(
+          `${name} exited (code ${code}, signal ${signal}); log tail:\n${svc.logs().slice(-2000)}`,
+        );
+        void start(name).catch((err: unknown) => crashes.push(`${name} did not start again: ${String(err)}`));
+      });
+      return svc;
+    };
+    const kill = async (name: ServiceName) => {
+      const svc = current.get(name);
+      if (!svc) throw new Error(`${name} is not running`);
+      onPurpose.add(svc);
+      svc.kill("SIGKILL");
+      await svc.exited;
+    };
+    for (const name of SERVICES) await start(name);
+    return {
+      cp,
+      scn: s,
+      git,
+      repo,
+      registry,
+      bundleTag,
+      bundleDigest,
+      current,
+      proxies,
+      start,
+      kill,
+      crashes,
+      dispose,
+    };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
