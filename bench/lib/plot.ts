@@ -26,7 +26,7 @@ export interface Plot {
 
 const W = 760;
 const H = 420;
-const M = { left: 70, right: 20, top: 46, bottom: 56 };
+const M = { left: 70, right: 20, top: 62, bottom: 56 };
 
 const esc = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 const fmt = (v: number) =>
@@ -73,10 +73,11 @@ export function plotSvg(p: Plot): string {
         for (const [x, y] of s.points)
           out.push(`<circle cx="${sx(x)}" cy="${sy(y)}" r="3.5" fill="${s.color}"/>`);
     }
-    const ly = M.top + 8 + i * 18;
+    // the legend in one row between the title and the plot, where no line can cross it
+    const lx = M.left + i * 220;
     out.push(
-      `<rect x="${M.left + 12}" y="${ly - 9}" width="14" height="4" fill="${s.color}"/>`,
-      `<text x="${M.left + 32}" y="${ly - 3}">${esc(s.label)}</text>`,
+      `<rect x="${lx}" y="38" width="14" height="4" fill="${s.color}"/>`,
+      `<text x="${lx + 20}" y="44">${esc(s.label)}</text>`,
     );
   });
   out.push("</svg>");
