@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import {
   type Attributes,
   type Context,
@@ -15,9 +16,8 @@ import {
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { RateLimitedDiagLogger } from "./diag-logger.ts";
 import type { Logger } from "./logger.ts";
 import { otlpTracesUrl } from "./otlp-endpoint.ts";
@@ -47,6 +47,17 @@ const DIAG_INTERVAL_MS = 5 * 60_000;
 let active: Tracing | undefined;
 
 /**
+ * The OTLP exporter, loaded only when spans are exported: with its protobuf encoder it is ~90
+ * modules and several MiB of RSS that a service without a collector should not carry.
+ */
+function otlpExporter(): SpanExporter {
+  const lib = createRequire(import.meta.url)(
+    "@opentelemetry/exporter-trace-otlp-proto",
+  ) as typeof import("@opentelemetry/exporter-trace-otlp-proto");
+  return new lib.OTLPTraceExporter();
+}
+
+/**
  * Registers the global tracer provider, W3C propagator and AsyncLocalStorage context
  * manager. Idempotent: OTel globals can be set once per process, so later calls return the
  * first setup.
@@ -71,9 +82,7 @@ export function setupTracing(service: string, options: TracingOptions = {}): Tra
       ? new BasicTracerProvider({
           // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the service's own name
           resource: base.merge(detectResources({ detectors: [envDetector] })),
-          spanProcessors: [
-            new BatchSpanProcessor(new OutageReportingExporter(new OTLPTraceExporter(), { url, log })),
-          ],
+          spanProcessors: [new BatchSpanProcessor(new OutageReportingExporter(otlpExporter(), { url, log }))],
         })
       : new BasicTracerProvider({ resource: base });
   if (url) log?.info({ url }, "exporting spans over OTLP/HTTP");
