@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { SERVICE_NODE_OPTIONS } from "@quarry/devcluster/service";
 import { leaderElectionFromEnv } from "@quarry/kube";
 import { otlpTracesUrl } from "@quarry/observability";
 import yaml from "js-yaml";
@@ -95,6 +96,15 @@ describe("service charts", () => {
       assert.deepEqual(byName.POD_NAME, { fieldRef: { fieldPath: "metadata.name" } });
       assert.deepEqual(byName.QUARRY_SYSTEM_NAMESPACE, { fieldRef: { fieldPath: "metadata.namespace" } });
       assert.deepEqual(byName.QUARRY_SERVICE_ACCOUNT, { fieldRef: { fieldPath: "spec.serviceAccountName" } });
+      // the processes tests and benchmarks start are run with the same V8 options
+      const values = Object.fromEntries(c.env.map((e) => [e.name, e.value]));
+      assert.equal(values.NODE_OPTIONS, SERVICE_NODE_OPTIONS);
+      const off = podSpec(template(svc, ["--set", "nodeOptions="])).containers[0]!;
+      assert.equal(
+        off.env.some((e) => e.name === "NODE_OPTIONS"),
+        false,
+        "an empty nodeOptions sets no NODE_OPTIONS",
+      );
     });
   }
 });

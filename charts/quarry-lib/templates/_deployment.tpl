@@ -61,6 +61,9 @@ spec:
             - {name: QUARRY_WATCH_NAMESPACE, value: {{ . | quote }}}
             {{- end }}
             {{- with include "quarry-lib.tracingEnv" . | trim }}{{ . | nindent 12 }}{{ end }}
+            {{- with .Values.nodeOptions }}
+            - {name: NODE_OPTIONS, value: {{ . | quote }}}
+            {{- end }}
             {{- range $k, $v := .Values.env }}
             - {name: {{ $k }}, value: {{ $v | toString | quote }}}
             {{- end }}

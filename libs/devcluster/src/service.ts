@@ -20,6 +20,12 @@ export interface RunningService {
   ops(path: string): Promise<{ status: number; body: string }>;
 }
 
+/**
+ * The node options every service chart sets (`nodeOptions` in its values.yaml; a chart test keeps
+ * the two the same), so that tests and benchmarks run the processes as a cluster does.
+ */
+export const SERVICE_NODE_OPTIONS = "--max-semi-space-size=2 --v8-pool-size=1";
+
 export interface StartServiceOptions {
   kubeconfig: string;
   logFile: string;
@@ -41,6 +47,7 @@ export async function startService(name: string, opts: StartServiceOptions): Pro
     env: {
       ...process.env,
       KUBECONFIG: opts.kubeconfig,
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, SERVICE_NODE_OPTIONS].filter(Boolean).join(" "),
       QUARRY_OPS_PORT: String(opsPort),
       QUARRY_OPS_HOST: "127.0.0.1",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "debug",
