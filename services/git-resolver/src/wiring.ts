@@ -11,11 +11,22 @@ import { registerGitMetrics } from "./metrics.ts";
 import { GitResolver } from "./resolver.ts";
 import { kubeSecretReader } from "./secrets.ts";
 
+/**
+ * Workers when QUARRY_CONCURRENCY is not set (the chart sets it: `concurrency`, 32 for this
+ * service). A git resolution mostly waits, on the server or on a batch of blobs being fetched,
+ * and batching only gathers the requests in flight: with 8 workers a burst of first reads
+ * fetched at most 8 blobs at a time (docs/performance.md, "Under bursts").
+ */
+export const GIT_RESOLVER_CONCURRENCY = 128;
+
 export async function gitResolver(runtime: ServiceRuntime): Promise<GitResolver> {
+  if (process.env.QUARRY_CONCURRENCY === undefined) {
+    runtime.settings.concurrency = Math.max(runtime.settings.concurrency, GIT_RESOLVER_CONCURRENCY);
+  }
   const gitVersion = await checkGitVersion();
   const cacheRoot = process.env.QUARRY_GIT_CACHE_DIR || join(tmpdir(), "quarry-git-cache");
   const source = new GitCliSource({ cacheRoot, log: runtime.log.child({ component: "git" }) });
   registerGitMetrics(runtime.metrics.meter, source);
-  runtime.log.info({ gitVersion, cacheRoot }, "git engine ready");
+  runtime.log.info({ gitVersion, cacheRoot, workers: runtime.settings.concurrency }, "git engine ready");
   return new GitResolver({ source, readSecret: kubeSecretReader(runtime.client) });
 }
