@@ -42,6 +42,7 @@ const SHORT: ChaosForm = {
     gitDownMs: 8_000,
     registryDownMs: 8_000,
     stallRecoveryMs: 150_000,
+    stallWindowMs: 10_000,
   },
   watchdog: "10s",
   plannedMs: 85_000,
@@ -59,6 +60,7 @@ const FULL: ChaosForm = {
     gitDownMs: 30_000,
     registryDownMs: 30_000,
     stallRecoveryMs: 300_000,
+    stallWindowMs: 20_000,
   },
   watchdog: "20s",
   plannedMs: 200_000,
@@ -140,6 +142,7 @@ export function chaosSuite(full: boolean): void {
     let window = "before-faults";
     const faultNotes: Record<string, string> = {};
     const faultProblems: string[] = [];
+    const background: Promise<void>[] = [];
     const faultMs: Record<string, number> = {};
     const started = Date.now();
     const creates: Promise<void>[] = [];
@@ -168,6 +171,7 @@ export function chaosSuite(full: boolean): void {
           faultNotes[fault.name] = d;
         },
         problem: (d) => faultProblems.push(`${fault.name}: ${d}`),
+        background: (work) => background.push(work),
       });
       faultMs[fault.name] = Date.now() - t0;
       window = `after-${fault.name}`;
@@ -180,7 +184,10 @@ export function chaosSuite(full: boolean): void {
     assert.deepEqual(createErrors, [], "every request was created");
 
     const names = planned.map((p) => p.name);
-    const pending = await waitTerminal(ledger, names, form.collectMs);
+    const [pending] = await Promise.all([
+      waitTerminal(ledger, names, form.collectMs),
+      Promise.all(background),
+    ]);
     // let a stray second write surface before judging
     await sleep(5_000);
     const allEndedMs = Date.now() - started;
