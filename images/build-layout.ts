@@ -28,12 +28,13 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type LayoutSizes, sharedLibraries, writeImageLayout } from "./oci-layout.ts";
 import { relinkWorkspace } from "./relink-workspace.ts";
+import { stripTree } from "./strip-types.ts";
 
 const run = promisify(execFile);
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Bump when the image's layout changes without its inputs changing. */
-const RECIPE = "2";
+const RECIPE = "3";
 const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 export const UID = 65532;
 
@@ -105,6 +106,7 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
       { cwd: repo, maxBuffer: 64 << 20 },
     );
     relinkWorkspace(app);
+    stripTree(app);
     for (const f of [...libs, ...extra.files]) {
       mkdirSync(join(root, dirname(f)), { recursive: true });
       copyFileSync(f, join(root, f));
@@ -130,7 +132,7 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
       // as images/Dockerfile's last stage
       config: {
         User: `${UID}:${UID}`,
-        Entrypoint: ["node", "src/main.ts"],
+        Entrypoint: ["node", "src/main.js"],
         WorkingDir: "/app",
         Env: [
           "PATH=/usr/local/bin:/usr/bin:/bin",

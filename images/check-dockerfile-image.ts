@@ -151,7 +151,7 @@ chownSync(volume, NONROOT, NONROOT);
 chmodSync(volume, 0o1777);
 try {
   assert.equal(image.User, `${NONROOT}:${NONROOT}`, "the image's user");
-  assert.deepEqual(image.Entrypoint, ["node", "src/main.ts"], "the image's entrypoint");
+  assert.deepEqual(image.Entrypoint, ["node", "src/main.js"], "the image's entrypoint");
   assert.equal(image.WorkingDir, "/app", "the image's working directory");
 
   const probe = await exec(volume, [
@@ -242,7 +242,7 @@ try {
       const uidLine = readFileSync(`/proc/${pid}/status`, "utf8").match(/^Uid:\s+(\d+)/m)?.[1];
       assert.equal(Number(uidLine), NONROOT, "the service's uid");
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
-      assert.deepEqual(cmdline, ["node", "src/main.ts"], "PID 1 is the entrypoint's node");
+      assert.deepEqual(cmdline, ["node", "src/main.js"], "PID 1 is the entrypoint's node");
       const termAt = Date.now();
       runc("kill", id, "TERM");
       const deadline = new Promise<undefined>((r) => setTimeout(() => r(undefined), 30_000).unref());

@@ -20,7 +20,7 @@ test("the Dockerfile's service list is the services/ directories", () => {
 });
 
 test("every service directory is deployable as @quarry/<dir> with src/main.ts as the entrypoint", () => {
-  assert.match(dockerfile, /ENTRYPOINT \["node", "src\/main\.ts"\]/);
+  assert.match(dockerfile, /ENTRYPOINT \["node", "src\/main\.js"\]/);
   for (const d of readdirSync(join(root, "services"))) {
     const pkg = JSON.parse(readFileSync(join(root, "services", d, "package.json"), "utf8")) as {
       name: string;
