@@ -12,17 +12,27 @@
 //
 // The issue's targets: at most 100 MiB at rest and 160 MiB at the peak, per service.
 //
-//   node bench/fleet-memory.ts [--requests 1000] [--concurrency 50] [--settle 20] [--json out.json]
-import { writeFileSync } from "node:fs";
+// --as-image runs each service as its image does: its `pnpm deploy` tree, relinked and
+// type-stripped to .js (images/relink-workspace.ts, images/strip-types.ts), `node src/main.js`;
+// without it, `node services/<name>/src/main.ts` as tests do. Both with the charts' NODE_OPTIONS.
+//
+//   node bench/fleet-memory.ts [--as-image] [--requests 1000] [--concurrency 50] [--settle 20] [--json out.json]
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
+import { parseArgs, promisify } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { buildBinaries, type ControlPlane } from "@quarry/devcluster/controlplane";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
+import { repoRoot } from "@quarry/devcluster/paths";
 import { ociTools, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { KubeClient } from "@quarry/kube";
 import { taskYaml } from "../e2e/fixtures/bundle-scenario.ts";
 import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
+import { relinkWorkspace } from "../images/relink-workspace.ts";
+import { stripTree } from "../images/strip-types.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { machineInfo } from "./lib/report.ts";
@@ -45,6 +55,7 @@ const USAGE = `usage: node bench/fleet-memory.ts [options]
   --tasks N         cluster workload's Tasks (default 50)
   --files N         git workload's Task files (default 50)
   --bundles N       bundle tags pushed (default 20)
+  --as-image        run each service from its image's tree (type-stripped .js), not its sources
   --deadline S      global deadline (default 900)
   --json FILE       figures as JSON`;
 
@@ -57,6 +68,7 @@ const { values: flags } = parseArgs({
     files: { type: "string", default: "50" },
     bundles: { type: "string", default: "20" },
     deadline: { type: "string", default: "900" },
+    "as-image": { type: "boolean", default: false },
     json: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -87,6 +99,23 @@ let registry: Registry | undefined;
 const services = new BenchServices(run, "info");
 
 const rssMiB = (pid: number) => MiB(vmKiB(pid, "VmRSS"));
+const workDir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
+
+/** Each service's tree as its image holds it (images/Dockerfile's build steps), under `dir`. */
+async function imageTrees(dir: string): Promise<string> {
+  for (const name of FLEET) {
+    const app = join(dir, name);
+    log(`pnpm deploy ${name}, relinked and type-stripped`);
+    await promisify(execFile)(
+      "pnpm",
+      ["deploy", "--legacy", "--prod", "--prefer-offline", "--filter", `@quarry/${name}`, app],
+      { cwd: repoRoot, maxBuffer: 64 << 20 },
+    );
+    relinkWorkspace(app);
+    stripTree(app);
+  }
+  return dir;
+}
 
 try {
   await buildBinaries();
@@ -110,7 +139,9 @@ try {
   await configureGitNamespace(scn, git, "10m");
   await setConfig(scn, "bundle-resolver-config", {});
   await applyClusterTasks(admin, scn.namespace, TASKS);
-  for (const name of FLEET) await services.start(scn, name);
+  const trees = flags["as-image"] ? await imageTrees(workDir) : undefined;
+  for (const name of FLEET)
+    await services.start(scn, name, {}, { entry: trees && join(trees, name, "src", "main.js") });
 
   log(`idle ${SETTLE_S} s`);
   await sleep(SETTLE_S * 1000);
@@ -199,4 +230,5 @@ try {
   await git?.stop();
   await registry?.dispose();
   await cp?.stop();
+  rmSync(workDir, { recursive: true, force: true });
 }

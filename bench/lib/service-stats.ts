@@ -88,8 +88,9 @@ export class BenchServices {
     scn: Scenario,
     service: string,
     env: Record<string, string> = {},
+    as: { entry?: string } = {},
   ): Promise<{ svc: RunningService; stats: ServiceStats }> => {
-    const svc = await scn.start(service, { LOG_LEVEL: this.logLevel, ...env });
+    const svc = await scn.start(service, { LOG_LEVEL: this.logLevel, ...env }, as);
     this.run.track(svc.pid);
     this.running.push(svc);
     const s = new ServiceStats(svc);
