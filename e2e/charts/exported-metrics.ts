@@ -56,7 +56,17 @@ export async function exportedMetrics(): Promise<{ text: string; metrics: Map<st
 
     const source = {
       cache: { totalBytes: () => 1, repositories: () => 1 },
-      stats: { fetches: 1, blobReads: 1, memoryHits: 1, accessChecks: 1, evictions: 1 },
+      stats: {
+        fetches: 1,
+        blobReads: 1,
+        blobFetches: 1,
+        blobsFetched: 1,
+        repacks: 1,
+        refLookups: 1,
+        memoryHits: 1,
+        accessChecks: 1,
+        evictions: 1,
+      },
     };
     registerGitMetrics(m.meter, source as unknown as GitCliSource);
     const cache = { size: 1, hits: 1, misses: 1 };

@@ -68,6 +68,8 @@ export interface SourceStats {
   blobFetches: number;
   blobsFetched: number;
   repacks: number;
+  /** Ref lookups sent to the server (concurrent requests share one). */
+  refLookups: number;
   memoryHits: number;
   accessChecks: number;
   evictions: number;
@@ -81,6 +83,7 @@ export class GitCliSource implements GitSource {
     blobFetches: 0,
     blobsFetched: 0,
     repacks: 0,
+    refLookups: 0,
     memoryHits: 0,
     accessChecks: 0,
     evictions: 0,
@@ -135,9 +138,10 @@ export class GitCliSource implements GitSource {
       req.proxy ?? "",
       req.caBundle ? createHash("sha256").update(req.caBundle).digest("hex") : "",
     ]);
-    const commit = await this.refLookups.run(key, req.signal, (signal) =>
-      this.refs.resolve(url, revision.name, { ...req, signal }),
-    );
+    const commit = await this.refLookups.run(key, req.signal, (signal) => {
+      this.stats.refLookups++;
+      return this.refs.resolve(url, revision.name, { ...req, signal });
+    });
     this.access.set(accessKey(url, req), this.now());
     return commit;
   }

@@ -24,7 +24,7 @@ export function registerGitMetrics(meter: Meter, source: GitCliSource): void {
     r.observe(s.blobFetches, { operation: "blob_fetch" });
     r.observe(s.blobsFetched, { operation: "blob_fetched" });
     r.observe(s.repacks, { operation: "repack" });
-    r.observe(source.refLookups.started, { operation: "ref_lookup" });
+    r.observe(s.refLookups, { operation: "ref_lookup" });
     r.observe(s.memoryHits, { operation: "memory_hit" });
     r.observe(s.accessChecks, { operation: "access_check" });
     r.observe(s.evictions, { operation: "eviction" });
