@@ -108,7 +108,16 @@ async function imageTrees(dir: string): Promise<string> {
     log(`pnpm deploy ${name}, relinked and type-stripped`);
     await promisify(execFile)(
       "pnpm",
-      ["deploy", "--legacy", "--prod", "--prefer-offline", "--filter", `@quarry/${name}`, app],
+      [
+        "deploy",
+        "--legacy",
+        "--prod",
+        "--prefer-offline",
+        "--config.package-import-method=copy",
+        "--filter",
+        `@quarry/${name}`,
+        app,
+      ],
       { cwd: repoRoot, maxBuffer: 64 << 20 },
     );
     relinkWorkspace(app);

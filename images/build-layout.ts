@@ -99,10 +99,21 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
   try {
     const root = join(work, "rootfs");
     const app = join(root, "app");
-    // the workspace's store and lockfile: no network when the dependencies are installed
+    // the workspace's store and lockfile: no network when the dependencies are installed. Copies,
+    // not hard links to the store: another deploy linking the same files changes their ctime
+    // under tar ("file changed as we read it"), and the type stripping must not write into them
     await run(
       "pnpm",
-      ["deploy", "--legacy", "--prod", "--prefer-offline", "--filter", `@quarry/${service}`, app],
+      [
+        "deploy",
+        "--legacy",
+        "--prod",
+        "--prefer-offline",
+        "--config.package-import-method=copy",
+        "--filter",
+        `@quarry/${service}`,
+        app,
+      ],
       { cwd: repo, maxBuffer: 64 << 20 },
     );
     relinkWorkspace(app);
