@@ -47,7 +47,13 @@ export async function startService(name: string, opts: StartServiceOptions): Pro
     env: {
       ...process.env,
       KUBECONFIG: opts.kubeconfig,
-      NODE_OPTIONS: [process.env.NODE_OPTIONS, SERVICE_NODE_OPTIONS].filter(Boolean).join(" "),
+      // QUARRY_SERVICE_NODE_OPTIONS replaces the charts' options (a benchmark's A/B; "" for Node's defaults)
+      NODE_OPTIONS: [
+        process.env.NODE_OPTIONS,
+        process.env.QUARRY_SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
+      ]
+        .filter(Boolean)
+        .join(" "),
       QUARRY_OPS_PORT: String(opsPort),
       QUARRY_OPS_HOST: "127.0.0.1",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "debug",
