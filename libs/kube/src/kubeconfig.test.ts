@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createSecureServer } from "node:http2";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -149,6 +150,28 @@ describe("loadConnection: TLS against a server that requires a client certificat
       askWho({ "certificate-authority": other.caCert }, { token: "t" }, "tls-wrong-ca"),
       /fetch failed/,
     );
+  });
+
+  test("HTTP/1.1 even to a server offering HTTP/2: one dead connection cannot hold every watch", async () => {
+    const h2 = createSecureServer(
+      { cert: readFileSync(pki.servingCert), key: readFileSync(pki.servingKey), allowHTTP1: true },
+      (req, res) => res.end(JSON.stringify({ version: req.httpVersion })),
+    );
+    const url = await new Promise<string>((resolve) =>
+      h2.listen(0, "127.0.0.1", () => resolve(`https://127.0.0.1:${(h2.address() as AddressInfo).port}`)),
+    );
+    try {
+      const c = loadConnection(
+        kubeconfig("tls-h2", { "certificate-authority": pki.caCert, server: url }, { token: "t" }),
+        {},
+      );
+      assert.ok(c);
+      const { headers, dispatcher } = await c.authenticate();
+      const res = await fetch(c.server, { headers, dispatcher });
+      assert.deepEqual(await res.json(), { version: "1.1" });
+    } finally {
+      h2.close();
+    }
   });
 
   // relative client-certificate paths resolve against the kubeconfig's folder

@@ -66,7 +66,7 @@ function inCluster(env: NodeJS.ProcessEnv, saDir: string): Connection | undefine
     server,
     namespace: existsSync(nsFile) ? readFileSync(nsFile, "utf8").trim() : undefined,
     source: "in-cluster service account",
-    authenticate: tokenAuth(() => readFileSync(tokenFile, "utf8").trim(), new Agent({ connect: { ca } })),
+    authenticate: tokenAuth(() => readFileSync(tokenFile, "utf8").trim(), apiserverAgent({ ca })),
   };
 }
 
@@ -122,14 +122,12 @@ function fromKubeconfig(file: string): Connection | undefined {
     if (path) return readFileSync(isAbsolute(path) ? path : join(base, path));
     return undefined;
   };
-  const dispatcher = new Agent({
-    connect: {
-      ca: material(cluster["certificate-authority-data"], cluster["certificate-authority"]),
-      cert: material(user["client-certificate-data"], user["client-certificate"]),
-      key: material(user["client-key-data"], user["client-key"]),
-      rejectUnauthorized: cluster["insecure-skip-tls-verify"] !== true,
-      servername: cluster["tls-server-name"],
-    },
+  const dispatcher = apiserverAgent({
+    ca: material(cluster["certificate-authority-data"], cluster["certificate-authority"]),
+    cert: material(user["client-certificate-data"], user["client-certificate"]),
+    key: material(user["client-key-data"], user["client-key"]),
+    rejectUnauthorized: cluster["insecure-skip-tls-verify"] !== true,
+    servername: cluster["tls-server-name"],
   });
   const tokenFile =
     user.tokenFile && (isAbsolute(user.tokenFile) ? user.tokenFile : join(base, user.tokenFile));
@@ -153,6 +151,19 @@ function fromKubeconfig(file: string): Connection | undefined {
           dispatcher,
         }),
   };
+}
+
+/**
+ * The one connection pool a process keeps to the apiserver, speaking HTTP/1.1. undici 8 would
+ * negotiate HTTP/2 and carry every call (each watch, each Lease renewal, each status write) over a
+ * single connection; when that connection dies silently (a dead NAT entry, a hung peer), aborting a
+ * watch or a timed-out call only resets its stream, every new call joins the same dead session,
+ * and the process never recovers (e2e/chaos: frozen apiserver connections). Over HTTP/1.1 each
+ * watch has its own socket, and an aborted call (the informer's watchdog, the 30 s deadline)
+ * destroys the socket it was on, so the next attempt dials a fresh one.
+ */
+export function apiserverAgent(connect: Agent.Options["connect"]): Agent {
+  return new Agent({ allowH2: false, connect });
 }
 
 function tokenAuth(token: () => string, dispatcher: Dispatcher): () => Promise<Authentication> {
