@@ -17,22 +17,19 @@
 // without it, `node services/<name>/src/main.ts` as tests do. Both with the charts' NODE_OPTIONS.
 //
 //   node bench/fleet-memory.ts [--as-image] [--requests 1000] [--concurrency 50] [--settle 20] [--json out.json]
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { parseArgs, promisify } from "node:util";
+import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
 import { buildBinaries, type ControlPlane } from "@quarry/devcluster/controlplane";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
-import { repoRoot } from "@quarry/devcluster/paths";
 import { ociTools, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { KubeClient } from "@quarry/kube";
 import { taskYaml } from "../e2e/fixtures/bundle-scenario.ts";
 import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
-import { relinkWorkspace } from "../images/relink-workspace.ts";
-import { stripTree } from "../images/strip-types.ts";
+import { deployServiceTree } from "../images/build-layout.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { machineInfo } from "./lib/report.ts";
@@ -106,22 +103,7 @@ async function imageTrees(dir: string): Promise<string> {
   for (const name of FLEET) {
     const app = join(dir, name);
     log(`pnpm deploy ${name}, relinked and type-stripped`);
-    await promisify(execFile)(
-      "pnpm",
-      [
-        "deploy",
-        "--legacy",
-        "--prod",
-        "--prefer-offline",
-        "--config.package-import-method=copy",
-        "--filter",
-        `@quarry/${name}`,
-        app,
-      ],
-      { cwd: repoRoot, maxBuffer: 64 << 20 },
-    );
-    relinkWorkspace(app);
-    stripTree(app);
+    await deployServiceTree(name, app);
   }
   return dir;
 }

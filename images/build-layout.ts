@@ -56,6 +56,32 @@ const EXTRA_BINARIES: Record<string, { files: string[]; links: Record<string, st
 
 export const serviceImageName = (service: string) => `quarry.local/${service}:local`;
 
+/**
+ * The service's /app as images/Dockerfile's build stage makes it: `pnpm deploy` of just that
+ * service (the workspace's store and lockfile: no network when the dependencies are installed),
+ * its workspace libs moved out of node_modules, its TypeScript stripped to .js. Copies, not hard
+ * links to the store: another deploy linking the same files changes their ctime under tar ("file
+ * changed as we read it"), and the type stripping must not write into them.
+ */
+export async function deployServiceTree(service: string, app: string): Promise<void> {
+  await run(
+    "pnpm",
+    [
+      "deploy",
+      "--legacy",
+      "--prod",
+      "--prefer-offline",
+      "--config.package-import-method=copy",
+      "--filter",
+      `@quarry/${service}`,
+      app,
+    ],
+    { cwd: repo, maxBuffer: 64 << 20 },
+  );
+  relinkWorkspace(app);
+  stripTree(app);
+}
+
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
 /** Files the image's content depends on, as "path hash" lines (git's view: tracked and untracked, not ignored). */
@@ -99,25 +125,7 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
   try {
     const root = join(work, "rootfs");
     const app = join(root, "app");
-    // the workspace's store and lockfile: no network when the dependencies are installed. Copies,
-    // not hard links to the store: another deploy linking the same files changes their ctime
-    // under tar ("file changed as we read it"), and the type stripping must not write into them
-    await run(
-      "pnpm",
-      [
-        "deploy",
-        "--legacy",
-        "--prod",
-        "--prefer-offline",
-        "--config.package-import-method=copy",
-        "--filter",
-        `@quarry/${service}`,
-        app,
-      ],
-      { cwd: repo, maxBuffer: 64 << 20 },
-    );
-    relinkWorkspace(app);
-    stripTree(app);
+    await deployServiceTree(service, app);
     for (const f of [...libs, ...extra.files]) {
       mkdirSync(join(root, dirname(f)), { recursive: true });
       copyFileSync(f, join(root, f));
