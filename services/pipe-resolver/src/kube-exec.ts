@@ -1,11 +1,15 @@
 // ExecFn over the pods/exec subresource: @kubernetes/client-node's Exec
 // (WebSocket, channel protocol v5 down to v1) with the runtime's KubeConfig.
-// The library is imported on the first exec, not at start: it costs ~85 MiB of
-// RSS, which a resolver that never copies a file should not pay.
+// The library is imported at start, not on the first exec: it costs ~85 MiB of
+// RSS (the one service that still pays it), but importing it under load made
+// the first copy take over 5 s (e2e pipe-load); an exec of our own over a
+// WebSocket would remove both.
 // The exec's streams are this call's own Writables (the library's default
 // stream set is the process's stdio, which a v5 close frame would end).
 import { Readable, Writable } from "node:stream";
-import type { KubeConfig, V1Status } from "@kubernetes/client-node";
+import { Exec, type KubeConfig, type V1Status } from "@kubernetes/client-node";
+// not re-exported by the package's index; the package has no exports map, so the file is reachable
+import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
 import type { ExecFn, ExecOutcome } from "./copy.ts";
 
 function sink(write: (chunk: Uint8Array) => void): Writable {
@@ -31,22 +35,13 @@ export function execOutcome(status: V1Status): ExecOutcome {
   };
 }
 
-async function loadExec(kubeConfig: () => Promise<KubeConfig>) {
-  const [{ Exec }, { WebSocketHandler }, kc] = await Promise.all([
-    import("@kubernetes/client-node"),
-    // not re-exported by the package's index; the package has no exports map, so the file is reachable
-    import("@kubernetes/client-node/dist/web-socket-handler.js"),
-    kubeConfig(),
-  ]);
-  return { Exec, WebSocketHandler, kc };
-}
-
+/** `kubeConfig` is read once, on the first exec (the client's own source, loaded by the library). */
 export function kubeExec(kubeConfig: () => Promise<KubeConfig>): ExecFn {
-  let loaded: ReturnType<typeof loadExec> | undefined;
+  let loaded: Promise<KubeConfig> | undefined;
   return async (target, command, io) => {
     io.signal.throwIfAborted();
-    loaded ??= loadExec(kubeConfig);
-    const { Exec, WebSocketHandler, kc } = await loaded;
+    loaded ??= kubeConfig();
+    const kc = await loaded;
     const stdout = sink((c) => io.stdout(c));
     const stderr = sink((c) => io.stderr(c));
     const handler = new WebSocketHandler(kc, undefined, { stdin: Readable.from([]), stdout, stderr });
