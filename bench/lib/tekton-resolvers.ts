@@ -7,12 +7,11 @@
 // in a network namespace of its own (its probes bind :8080 whatever PROBES_PORT says), with the
 // git server's and the registry's ports bridged in.
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { applyObject } from "@quarry/devcluster/apply";
-import { kubeconfigFor } from "@quarry/devcluster/controlplane";
-import type { ControlPlaneInfo } from "@quarry/devcluster/identity";
+import { type ControlPlaneInfo, tokenKubeconfig } from "@quarry/devcluster/identity";
 import { kinds } from "@quarry/devcluster/kinds";
 import { type NetnsProcess, startInNetns } from "@quarry/devcluster/netns";
 import { TEKTON_VERSION } from "@quarry/devcluster/tekton";
@@ -65,29 +64,6 @@ export async function installTektonResolvers(
       : obj;
     await applyObject(admin, withData);
   }
-}
-
-/** A kubeconfig with a TokenRequest token of a ServiceAccount. */
-export async function tokenKubeconfig(
-  admin: KubeClient,
-  cp: ControlPlaneInfo,
-  namespace: string,
-  sa: string,
-): Promise<string> {
-  const tr = await admin.create(
-    kinds.ServiceAccount!,
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      metadata: { namespace },
-      spec: { expirationSeconds: 4 * 3600 },
-    },
-    { name: sa, subresource: "token" },
-  );
-  const token = (tr as unknown as { status: { token: string } }).status.token;
-  const file = join(cp.dir, `${sa}.kubeconfig`);
-  writeFileSync(file, kubeconfigFor(cp.server, cp.caFile, `${sa}@${namespace}`, token));
-  return file;
 }
 
 export interface TektonResolvers extends NetnsProcess {

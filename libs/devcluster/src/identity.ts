@@ -50,19 +50,7 @@ export async function createServiceIdentity(
   const sa = loadServiceRbac(service).serviceAccountName;
   await applyObject(admin, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace } });
   await bindServiceRules(admin, service, namespace, sa);
-  const tr = await admin.create(
-    kinds.ServiceAccount!,
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      metadata: { namespace },
-      spec: { expirationSeconds: 4 * 3600 },
-    },
-    { name: sa, subresource: "token" },
-  );
-  const token = (tr as unknown as { status: { token: string } }).status.token;
-  const kubeconfig = join(cp.dir, `${service}-${namespace}.kubeconfig`);
-  writeFileSync(kubeconfig, kubeconfigFor(cp.server, cp.caFile, `${service}@${namespace}`, token));
+  const kubeconfig = await tokenKubeconfig(admin, cp, namespace, sa, `${service}-${namespace}`, service);
   return { serviceAccount: sa, namespace, kubeconfig, client: RestKubeClient.fromEnvironment(kubeconfig) };
 }
 
@@ -111,4 +99,32 @@ export async function bindServiceRules(
 /** Removes the cluster-scoped binding made for `namespace` (namespace deletion removes the rest). */
 export async function deleteServiceIdentity(admin: KubeClient, service: string, namespace: string) {
   await admin.delete(kinds.ClusterRoleBinding!, undefined, `quarry-${service}-${namespace}`).catch(() => {});
+}
+
+/**
+ * A kubeconfig at `<cp.dir>/<file>.kubeconfig` with a 4 h TokenRequest token of ServiceAccount
+ * `sa` in `namespace`; its user is named `<user>@<namespace>`.
+ */
+export async function tokenKubeconfig(
+  admin: KubeClient,
+  cp: ControlPlaneInfo,
+  namespace: string,
+  sa: string,
+  file = sa,
+  user = sa,
+): Promise<string> {
+  const tr = await admin.create(
+    kinds.ServiceAccount!,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      metadata: { namespace },
+      spec: { expirationSeconds: 4 * 3600 },
+    },
+    { name: sa, subresource: "token" },
+  );
+  const token = (tr as unknown as { status: { token: string } }).status.token;
+  const path = join(cp.dir, `${file}.kubeconfig`);
+  writeFileSync(path, kubeconfigFor(cp.server, cp.caFile, `${user}@${namespace}`, token));
+  return path;
 }

@@ -5,15 +5,14 @@
 // :8080 whatever PROBES_PORT says (and metrics to :9090, profiling to :8008): two of them, or
 // anything else on those ports, would collide on the host.
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { KubeClient, KubeObject } from "@quarry/kube";
 import yaml from "js-yaml";
 import { applyObject } from "./apply.ts";
-import { kubeconfigFor } from "./controlplane.ts";
-import type { ControlPlaneInfo } from "./identity.ts";
+import { type ControlPlaneInfo, tokenKubeconfig } from "./identity.ts";
 import { applyCrdObjects } from "./install.ts";
 import { kinds } from "./kinds.ts";
 import { type NetnsProcess, startInNetns } from "./netns.ts";
@@ -182,23 +181,6 @@ export async function startTektonController(
 }
 
 /** A kubeconfig with a TokenRequest token of one of Tekton's ServiceAccounts (created by its RBAC files). */
-async function serviceAccountKubeconfig(
-  admin: KubeClient,
-  cp: ControlPlaneInfo,
-  sa: string,
-): Promise<string> {
-  const tr = await admin.create(
-    kinds.ServiceAccount!,
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      metadata: { namespace: TEKTON_NAMESPACE },
-      spec: { expirationSeconds: 4 * 3600 },
-    },
-    { name: sa, subresource: "token" },
-  );
-  const token = (tr as unknown as { status: { token: string } }).status.token;
-  const file = join(cp.dir, `${sa}.kubeconfig`);
-  writeFileSync(file, kubeconfigFor(cp.server, cp.caFile, `${sa}@${TEKTON_NAMESPACE}`, token));
-  return file;
+function serviceAccountKubeconfig(admin: KubeClient, cp: ControlPlaneInfo, sa: string): Promise<string> {
+  return tokenKubeconfig(admin, cp, TEKTON_NAMESPACE, sa);
 }
