@@ -229,6 +229,13 @@ test("SIGTERM during a burst: the Leases are released at once, a peer takes them
     },
     { timeoutMs: 10_000, intervalMs: 50 },
   );
+  // the GETs above can see r1 before the watch has delivered the release and the takeover (a
+  // loaded machine): let the watch catch up to r1 on every bucket before it is stopped
+  await waitUntil(
+    "the watch to see r1 take every one of r2's buckets",
+    () => itsBuckets.every((b) => seen.some((x) => x.lease === b && x.holder === "r1")),
+    { timeoutMs: 10_000, intervalMs: 50 },
+  ).catch(() => {});
   abort.abort();
   await watching;
   const tookMs = Math.round(moved - termed);
