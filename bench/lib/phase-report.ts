@@ -128,7 +128,7 @@ export function serviceRows(
   return [
     [
       resolver,
-      `peak RSS (VmHWM) ${r?.peakRssMiB} MiB (sampled max ${r?.sampledMaxRssMiB}, at ready ${r?.rssAtReadyMiB}); CPU ${r?.cpuSeconds} s total (startup ${r?.cpuSecondsStartup} s)`,
+      `peak RSS (VmHWM) ${r?.peakRssMiB} MiB (sampled max ${r?.sampledMaxRssMiB}, at ready ${r?.rssAtReadyMiB}, at end ${r?.rssAtEndMiB}); CPU ${r?.cpuSeconds} s total (startup ${r?.cpuSecondsStartup} s)`,
     ],
     ["lifecycle-controller", `peak RSS (VmHWM) ${lc?.peakRssMiB} MiB; CPU ${lc?.cpuSeconds} s total`],
     [`${resolver} warnings`, calls(warnings)],

@@ -125,7 +125,7 @@ export function pipeReport(r: PipeResult): string {
     ],
     ...Object.entries(r.controllers).map(([name, f]): [string, string] => [
       `  ${name}`,
-      `peak RSS (VmHWM) ${f.peakRssMiB} MiB (at ready ${f.rssAtReadyMiB}); CPU ${f.cpuSeconds} s total (startup ${f.cpuSecondsStartup} s)`,
+      `peak RSS (VmHWM) ${f.peakRssMiB} MiB (at ready ${f.rssAtReadyMiB}, at end ${f.rssAtEndMiB}); CPU ${f.cpuSeconds} s total (startup ${f.cpuSecondsStartup} s)`,
     ]),
     [
       "  warnings",

@@ -17,6 +17,8 @@ export interface ServiceFigures {
   sampledMaxRssMiB: number;
   rssSamples: number;
   rssAtReadyMiB: number;
+  /** VmRSS just before stopping: what the service keeps once the benchmark is over */
+  rssAtEndMiB: number;
   cpuSeconds: number;
   cpuSecondsStartup: number;
 }
@@ -51,6 +53,7 @@ export class ServiceStats {
       sampledMaxRssMiB: MiB(this.sampler.maxKiB),
       rssSamples: this.sampler.samples,
       rssAtReadyMiB: MiB(this.readyRssKiB),
+      rssAtEndMiB: MiB(vmKiB(pid, "VmRSS")),
       cpuSeconds: round(cpuSeconds(pid) ?? Number.NaN, 2),
       cpuSecondsStartup: round(this.readyCpu, 2),
     };
