@@ -31,7 +31,9 @@ export const defaultRuntimeConfig: RuntimeConfig = {
   cacheSize: 1000,
   cacheTtlMs: 5 * 60_000,
   allowedKinds: DEFAULT_ALLOWED_KINDS,
-  acceptedStampAfterMs: 1000,
+  // a burst's first attempts run for seconds: a stamp for each would be one more status write per
+  // request, and the stamp only serves a global timeout's message (a retry stamps at once)
+  acceptedStampAfterMs: 10_000,
 };
 
 export function parseResolverConfig(

@@ -142,6 +142,8 @@ interface Row {
   runs?: { key: string; attempt: number }[];
   runtime?: Partial<RuntimeConfig>;
   arrange?: (client: FakeKubeClient) => void;
+  /** Runs inside each resolve call, before the stub answers (another writer, an informer catching up). */
+  whileResolving?: (client: FakeKubeClient, requests: MapLister<ResolutionRequest>) => void;
   wantActions: FakeAction[];
   wantEvents?: RecordedEvent[];
   wantResolveCalls: number;
@@ -316,7 +318,7 @@ const rows: Row[] = [
     wantResolveCalls: 1,
   },
   {
-    name: "a retry stamps accepted-by at once; the data write then recomputes past that stamp",
+    name: "a retry stamps accepted-by at once; the data write starts from the stamped object (no 409)",
     given: [request("r")],
     resolve: async () => {
       await new Promise((r) => setTimeout(r, 20));
@@ -325,9 +327,31 @@ const rows: Row[] = [
     runs: [{ key: "ns/r", attempt: 2 }],
     wantActions: [
       statusPatch("r", "1", { annotations: { [ANNOTATION_ACCEPTED_BY]: IDENTITY } }),
-      statusPatch("r", "1", success(), 409),
       statusPatch("r", "2", success()),
     ],
+    wantResolveCalls: 1,
+  },
+  {
+    name: "initialised while it resolved, and the informer saw it: the data write starts from that copy (no 409)",
+    given: [request("r", undefined, {})],
+    whileResolving: (client, requests) => {
+      const latest = client.object<ResolutionRequest>(resolutionRequests, "ns", "r");
+      if (latest)
+        requests.set(
+          client.seed(resolutionRequests, { ...latest, status: { conditions: [inProgress] } })[0]!,
+        );
+    },
+    wantActions: [statusPatch("r", "2", success())],
+    wantResolveCalls: 1,
+  },
+  {
+    name: "initialised while it resolved, the informer not yet: the data write meets a 409 and recomputes",
+    given: [request("r", undefined, {})],
+    whileResolving: (client) => {
+      const latest = client.object<ResolutionRequest>(resolutionRequests, "ns", "r");
+      if (latest) client.seed(resolutionRequests, { ...latest, status: { conditions: [inProgress] } });
+    },
+    wantActions: [statusPatch("r", "1", success(), 409), statusPatch("r", "2", success())],
     wantResolveCalls: 1,
   },
   {
@@ -450,6 +474,7 @@ for (const row of rows) {
       resolve: (params, ctx) => {
         resolveCalls++;
         attempts.push(ctx.attempt);
+        row.whileResolving?.(client, requests);
         return (row.resolve ?? ok)(params, ctx);
       },
     };

@@ -35,6 +35,7 @@ import type { LoadedConfig } from "./config.ts";
 import { ResolutionError } from "./errors.ts";
 import { type Memoized, type MemoPending, ResolutionMemo } from "./memo.ts";
 import type { Outcome, ResolverMetrics } from "./metrics.ts";
+import { newestCopy } from "./newest.ts";
 import { ParamsValidator } from "./params.ts";
 import { failureStatus, planResolution, successStatus } from "./plan.ts";
 import type { Pending, ResolveContext, Resolver } from "./resolver.ts";
@@ -127,16 +128,20 @@ export class ResolverReconciler implements Reconciler {
     metrics.cache(resolver.type, plan.useCache ? (hit ? "hit" : "miss") : "bypass");
     if (hit) {
       span.setAttribute("quarry.cache", "hit");
-      return { outcome: await this.finish(rr, hit, config) };
+      return { outcome: await this.finish(this.newest(rr), hit, config) };
     }
 
     const cancel = new AbortController();
     this.cancels.set(key, cancel);
     const timeout = AbortSignal.timeout(plan.timeoutMs);
     const signal = AbortSignal.any([cancel.signal, timeout, this.deps.stopping]);
-    // a slow first attempt, or any retry, tells the lifecycle controller (and humans) someone is on it
+    // a slow first attempt, or any retry, tells the lifecycle controller (and humans) someone is on it;
+    // the outcome's write waits for that stamp and starts from the object it returned
+    let stamped: Promise<ResolutionRequest | undefined> = Promise.resolve(undefined);
     const stamp = setTimeout(
-      () => void this.stampAccepted(rr),
+      () => {
+        stamped = this.stampAccepted(this.newest(rr));
+      },
       attempt > 1 ? 0 : config.runtime.acceptedStampAfterMs,
     );
     let memoized: Memoized | MemoPending;
@@ -149,7 +154,7 @@ export class ResolverReconciler implements Reconciler {
       memoized = await result;
     } catch (err) {
       if (err instanceof ResolutionError) {
-        await this.writeFailure(rr, err.reason, err.message);
+        await this.writeFailure(this.newest(rr, await stamped), err.reason, err.message);
         return { outcome: "failed" };
       }
       if (cancel.signal.aborted || this.deps.stopping.aborted) return { outcome: "cancelled" };
@@ -158,7 +163,7 @@ export class ResolverReconciler implements Reconciler {
         : `attempt ${attempt} failed: ${errorMessage(err)}`;
       if (attempt >= config.runtime.maxAttempts) {
         await this.writeFailure(
-          rr,
+          this.newest(rr, await stamped),
           "SourceUnavailable",
           `${resolver.type} resolver gave up after ${attempt} attempts; ${why}`,
         );
@@ -170,8 +175,14 @@ export class ResolverReconciler implements Reconciler {
       clearTimeout(stamp);
       if (this.cancels.get(key) === cancel) this.cancels.delete(key);
     }
-    if ("pending" in memoized) return this.wait(rr, key, memoized.pending, span);
-    return { outcome: await this.finish(rr, memoized, config) };
+    const base = this.newest(rr, await stamped);
+    if ("pending" in memoized) return this.wait(base, key, memoized.pending, span);
+    return { outcome: await this.finish(base, memoized, config) };
+  }
+
+  /** The newest copy of `rr` this replica holds, for a write that should not meet a 409 (newest.ts). */
+  private newest(rr: ResolutionRequest, ...written: (ResolutionRequest | undefined)[]): ResolutionRequest {
+    return newestCopy(rr, this.deps.requests.getByKey(objectKey(rr)), ...written);
   }
 
   private context(
@@ -278,10 +289,10 @@ export class ResolverReconciler implements Reconciler {
     }
   }
 
-  /** Tells the lifecycle controller (and humans) that a resolver is working on it. */
-  private async stampAccepted(rr: ResolutionRequest): Promise<void> {
+  /** Tells the lifecycle controller (and humans) that a resolver is working on it; the object written, if any. */
+  private async stampAccepted(rr: ResolutionRequest): Promise<ResolutionRequest | undefined> {
     try {
-      await lockedMergePatch(
+      return await lockedMergePatch(
         this.deps.client,
         resolutionRequests,
         rr,
@@ -293,6 +304,7 @@ export class ResolverReconciler implements Reconciler {
       );
     } catch (err) {
       this.deps.log.debug({ key: objectKey(rr), err: errorMessage(err) }, "could not stamp accepted-by");
+      return undefined;
     }
   }
 }
