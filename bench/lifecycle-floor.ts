@@ -12,6 +12,14 @@
 // With --ttl (the controller's completed-request-ttl) it also shows whether completed requests
 // pile up: the controller's RSS at the end of the batch and once the ttl has passed again, and
 // how many requests are left in the namespace.
+//
+// With --rate R the requests are sent open loop at R per second, spread evenly (not as fast as
+// the clients go): with --ttl, a long run at a rate the machine sustains shows whether the
+// controller's memory is flat once the ttl deletes requests as fast as they arrive. Its RSS is
+// sampled every second throughout; the report gives RSS and the requests in the namespace at
+// 10, 25, 50, 75 and 100 % of the requests sent, and the RSS slope over the second half.
+//
+//   node bench/lifecycle-floor.ts --requests 10000 --rate 40 --ttl 30s --deadline 900
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -35,7 +43,8 @@ import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
 import { machineInfo, versionOf } from "./lib/report.ts";
 import { logCounts, type Sample, Tracker, watchRequests, withRetry } from "./lib/requests.ts";
-import { log, sleep } from "./lib/run.ts";
+import { RssSeries } from "./lib/rss-series.ts";
+import { intFlag, log, sleep } from "./lib/run.ts";
 import { round, roundSummary, type Summary, summarize, table } from "./lib/stats.ts";
 
 const USAGE = `usage: node bench/lifecycle-floor.ts [options]
@@ -47,10 +56,16 @@ const USAGE = `usage: node bench/lifecycle-floor.ts [options]
   --json FILE       also write the JSON result to FILE
   --samples FILE    write every measured request's timeline (ms since the first create) as CSV
   --ttl D           the controller's completed-request-ttl (Go duration; default 0 = never delete)
-The controller inherits this process's environment, e.g. QUARRY_CONCURRENCY (workers, default 4).`;
+  --rate R          send R requests/s open loop, spread evenly, each on the next client in turn
+                    (default 0 = closed loop: each client sends its next once its last is written)
+The controller inherits this process's environment, e.g. QUARRY_CONCURRENCY (workers).`;
 
 const { values: flags } = parseArgs({
-  options: { ...loadOptions({ requests: "500", deadline: "300" }), ttl: { type: "string", default: "0" } },
+  options: {
+    ...loadOptions({ requests: "500", deadline: "300" }),
+    ttl: { type: "string", default: "0" },
+    rate: { type: "string", default: "0" },
+  },
 });
 const sizes = loadSizes(flags, USAGE);
 const N = sizes.requests;
@@ -60,6 +75,9 @@ const DEADLINE_S = sizes.deadlineSeconds;
 const LOG_LEVEL = flags["log-level"];
 const TTL = flags.ttl;
 const TTL_MS = TTL === "0" ? 0 : parseDuration(TTL);
+const RATE = intFlag("rate", flags.rate, 0, USAGE);
+/** fractions of the measured requests sent at which the controller's RSS and the namespace are read */
+const CHECKPOINTS = [0.1, 0.25, 0.5, 0.75, 1];
 
 const DATA = Buffer.from(
   "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: hello\nspec:\n  steps:\n    - name: echo\n      image: alpine\n      script: echo hello\n",
@@ -98,9 +116,14 @@ interface BatchResult {
   samples: Sample[];
   start: number;
   end: number;
+  /** open loop (--rate): when the last request was sent, the most in flight at once, the latest send */
+  paced?: { sentSeconds: number; maxInFlight: number; maxLagMs: number };
 }
 
-/** Creates `n` requests from `concurrency` clients and waits until all are Succeeded (or the run stops). */
+/** Called when request number `sent` (1-based) has been sent; open loop only. */
+type OnSent = (sent: number) => void;
+
+/** Creates `n` requests and waits until all are Succeeded (or the run stops): closed loop from `clients`, or open loop at RATE. */
 async function runBatch(
   clients: readonly KubeClient[],
   namespace: string,
@@ -108,44 +131,82 @@ async function runBatch(
   n: number,
   tracker: Tracker,
   stats: { retries: number },
+  onSent?: OnSent,
 ): Promise<BatchResult> {
   const samples: Sample[] = [];
-  let next = 0;
   const start = performance.now();
-  const worker = async (client: KubeClient) => {
-    for (;;) {
-      if (run.signal.aborted) return;
-      const i = next++;
-      if (i >= n) return;
-      const name = `${prefix}-${String(i).padStart(5, "0")}`;
-      const s: Sample = { name, t0: performance.now() };
-      tracker.track(s);
-      samples.push(s);
-      try {
-        await withRetry(
-          () =>
-            client.create(resolutionRequests, newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" })),
-          stats,
-          run.signal,
-          (err) => isApiError(err, 409), // an earlier attempt did create it
-        );
-        s.created = performance.now();
-        // the client plays the resolver: it writes the data itself
-        await withRetry(
-          () => client.mergePatch(resolutionRequests, namespace, name, { status: { data: DATA } }, "status"),
-          stats,
-          run.signal,
-        );
-        s.patched = performance.now();
-      } catch (err) {
-        tracker.fail(s, `client: ${errorMessage(err)}`);
-      }
+  const one = async (client: KubeClient, i: number) => {
+    const name = `${prefix}-${String(i).padStart(5, "0")}`;
+    const s: Sample = { name, t0: performance.now() };
+    tracker.track(s);
+    samples.push(s);
+    try {
+      await withRetry(
+        () =>
+          client.create(resolutionRequests, newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" })),
+        stats,
+        run.signal,
+        (err) => isApiError(err, 409), // an earlier attempt did create it
+      );
+      s.created = performance.now();
+      // the client plays the resolver: it writes the data itself
+      await withRetry(
+        () => client.mergePatch(resolutionRequests, namespace, name, { status: { data: DATA } }, "status"),
+        stats,
+        run.signal,
+      );
+      s.patched = performance.now();
+    } catch (err) {
+      tracker.fail(s, `client: ${errorMessage(err)}`);
     }
   };
-  await Promise.all(clients.map(worker));
+  let paced: BatchResult["paced"];
+  if (RATE > 0) {
+    // open loop: request i leaves at start + i/RATE whatever the earlier ones are doing
+    const inFlight = new Set<Promise<void>>();
+    let maxInFlight = 0;
+    let maxLagMs = 0;
+    for (let i = 0; i < n && !run.signal.aborted; i++) {
+      const due = start + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      maxLagMs = Math.max(maxLagMs, performance.now() - due);
+      const p = one(clients[i % clients.length]!, i).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      maxInFlight = Math.max(maxInFlight, inFlight.size);
+      onSent?.(i + 1);
+    }
+    paced = {
+      sentSeconds: round((performance.now() - start) / 1000, 1),
+      maxInFlight,
+      maxLagMs: round(maxLagMs, 1),
+    };
+    await Promise.all(inFlight);
+  } else {
+    let next = 0;
+    const worker = async (client: KubeClient) => {
+      for (;;) {
+        if (run.signal.aborted) return;
+        const i = next++;
+        if (i >= n) return;
+        onSent?.(i + 1);
+        await one(client, i);
+      }
+    };
+    await Promise.all(clients.map(worker));
+  }
   await tracker.settled(samples, run.signal);
   const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
-  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
+  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now(), paced };
+}
+
+/** The requests in `namespace` without listing them all: one item and the apiserver's remainingItemCount. */
+async function requestsIn(client: KubeClient, namespace: string): Promise<number> {
+  const page = await client.list(resolutionRequests, namespace, { limit: 1 });
+  const remaining = (page.metadata as { remainingItemCount?: number }).remainingItemCount;
+  if (remaining !== undefined) return page.items.length + remaining;
+  if (!page.metadata.continue) return page.items.length;
+  return (await client.list(resolutionRequests, namespace)).items.length;
 }
 
 function samplesCsv(batch: BatchResult): string {
@@ -174,6 +235,7 @@ let cp: ControlPlane | undefined;
 let scn: Scenario | undefined;
 let svc: RunningService | undefined;
 let sampler: RssSampler | undefined;
+let series: RssSeries | undefined;
 let exitCode = 1;
 const watchStop = new AbortController();
 run.signal.addEventListener("abort", () => watchStop.abort());
@@ -200,6 +262,7 @@ try {
   startedPids.add(svc.pid);
   const controllerPid = svc.pid;
   sampler = new RssSampler(controllerPid, 200);
+  series = new RssSeries(controllerPid, 1000);
   log(`lifecycle-controller ready (pid ${controllerPid}) in namespace ${scn.namespace}`);
   const ready = { rssKiB: vmKiB(controllerPid, "VmRSS"), cpu: cpuSeconds(controllerPid) ?? 0 };
 
@@ -233,8 +296,17 @@ try {
     logs: logCounts(svc.logFile),
     api: await requestCounts(cp, "resolutionrequests"),
   };
-  log(`measuring: ${N} requests, ${CONCURRENCY} clients`);
-  const batch = await runBatch(clients, scn.namespace, "req", N, tracker, clientStats);
+  log(`measuring: ${N} requests, ${RATE > 0 ? `${RATE}/s open loop over` : ""} ${CONCURRENCY} clients`);
+  const countLeft = () => requestsIn(clients[0]!, scn!.namespace);
+  const checkpointAt = new Map(CHECKPOINTS.map((f) => [Math.max(1, Math.ceil(f * N)), f]));
+  const checkpointsTaken: Promise<unknown>[] = [];
+  const onSent: OnSent = (sent) => {
+    const f = checkpointAt.get(sent);
+    if (f !== undefined) checkpointsTaken.push(series!.checkpoint(`${round(f * 100, 0)} % sent`, countLeft));
+  };
+  const batch = await runBatch(clients, scn.namespace, "req", N, tracker, clientStats, onSent);
+  await Promise.all(checkpointsTaken);
+  await series.checkpoint("all Succeeded", countLeft);
   const driverCpu = process.cpuUsage(before.driver);
   const after = {
     machine: machineBusySeconds(),
@@ -257,7 +329,20 @@ try {
       requestsLeft: (await clients[0]!.list(resolutionRequests, scn.namespace)).items.length,
       afterSeconds: round(waitMs / 1000, 1),
     };
+    await series.checkpoint(`ttl + 5 s later`, countLeft);
   }
+  series.stop();
+  const sentAt = (pct: number) =>
+    series!.checkpoints.find((c) => c.label === `${pct} % sent`)?.t ?? Number.NaN;
+  const rssSeries = {
+    intervalSeconds: 1,
+    checkpoints: series.checkpoints,
+    // RSS growth while the second half of the requests was sent: ~0 when flat at this rate
+    slopeSecondHalfKiBPerSecond: series.slopeKiBPerSecond(sentAt(50), sentAt(100)),
+    slopeSecondHalfKiBPerRequest:
+      RATE > 0 ? round(series.slopeKiBPerSecond(sentAt(50), sentAt(100)) / RATE, 2) : undefined,
+    points: series.points,
+  };
   // peak RSS and CPU just before stopping the controller
   sampler.sample();
   sampler.stop();
@@ -295,6 +380,7 @@ try {
     params: {
       requests: N,
       concurrency: CONCURRENCY,
+      rate: RATE > 0 ? RATE : undefined,
       warmup: WARMUP,
       controllerLogLevel: LOG_LEVEL,
       controllerConcurrency: process.env.QUARRY_CONCURRENCY ?? `${settingsFromEnv({}).concurrency} (default)`,
@@ -306,6 +392,7 @@ try {
     latencyMs: roundSummary(latency),
     wallSeconds: round(wallS, 2),
     throughputPerSecond: round(done.length / wallS, 1),
+    paced: batch.paced,
     breakdown,
     notSeenInProgress: done.filter((s) => s.inProgress === undefined).length,
     controller: {
@@ -319,6 +406,7 @@ try {
       requestsLeftAtEnd: leftAtEnd,
       completedRequestTtl: TTL,
       afterTtl: settled,
+      rssSeries,
       cpuSeconds: round(controllerCpuTotal, 2),
       cpuSecondsMeasured: round(after.controller - before.controller, 2),
       cpuSecondsStartup: round(ready.cpu, 2),
@@ -345,7 +433,7 @@ try {
   console.log(
     [
       "",
-      `lifecycle-controller API floor: ${N} requests, ${CONCURRENCY} clients (warm-up ${WARMUP})`,
+      `lifecycle-controller API floor: ${N} requests, ${RATE > 0 ? `${RATE}/s open loop over ` : ""}${CONCURRENCY} clients (warm-up ${WARMUP})`,
       table([
         ["completed", `${result.completed}/${N} (failed ${result.failed}, incomplete ${result.incomplete})`],
         ["latency ms", ms(lat)],
@@ -355,6 +443,24 @@ try {
         ["  InProgress seen", `${ms(breakdown.inProgressSeenMs)}; never seen ${result.notSeenInProgress}`],
         ["wall time", `${result.wallSeconds} s`],
         ["throughput", `${result.throughputPerSecond} requests/s`],
+        ...(batch.paced
+          ? [
+              [
+                "open loop",
+                `${RATE}/s: all sent in ${batch.paced.sentSeconds} s (${round(N / batch.paced.sentSeconds, 1)}/s), at most ${batch.paced.maxInFlight} in flight, latest send ${batch.paced.maxLagMs} ms behind`,
+              ] as [string, string],
+            ]
+          : []),
+        [
+          "controller RSS over the run",
+          series.checkpoints
+            .map((c) => `${c.label} (${c.t} s): ${c.rssMiB} MiB, ${c.count ?? "?"} requests`)
+            .join("; "),
+        ],
+        [
+          "  RSS slope, 50→100 % sent",
+          `${rssSeries.slopeSecondHalfKiBPerSecond} KiB/s${rssSeries.slopeSecondHalfKiBPerRequest !== undefined ? ` (${rssSeries.slopeSecondHalfKiBPerRequest} KiB per request sent)` : ""}`,
+        ],
         [
           "controller RSS",
           `peak (VmHWM) ${result.controller.peakRssMiB} MiB; sampled max ${result.controller.sampledMaxRssMiB} MiB; at ready ${result.controller.rssAtReadyMiB} MiB`,
@@ -402,6 +508,7 @@ try {
 } finally {
   clearTimeout(deadlineTimer);
   sampler?.stop();
+  series?.stop();
   watchStop.abort();
   await watchLoop?.catch(() => {});
   if (svc) {
