@@ -84,6 +84,8 @@ const USAGE = `usage: node bench/git-resolver.ts [options]
   --cpu-prof DIR    write a CPU profile of the git-resolver process to DIR (node --cpu-prof)
   --git-rss         run the resolver's git under /usr/bin/time to record every git process's peak RSS
                     (adds a shell and a time process per git call)
+  --tree-sample-ms N  how often the resolver's process tree (PSS, git children) is sampled (default 250;
+                    each sample costs this process ~6 ms of CPU, which the floor does not pay)
   --closed-loop     each client waits for its request to finish (or fail) before sending the next:
                     with --concurrency 1, the unloaded latency of each phase (also for the floor)
   --deadline S      the whole run stops after S seconds, torn down either way (default 900)
@@ -102,12 +104,18 @@ const { values: flags } = parseArgs({
     phases: { type: "string", default: PHASES.join(",") },
     floor: { type: "boolean", default: true },
     "git-rss": { type: "boolean", default: false },
+    "tree-sample-ms": { type: "string", default: "250" },
     "lifecycle-timeout": { type: "string", default: "10m" },
     "cpu-prof": { type: "string" },
     "closed-loop": { type: "boolean", default: false },
   },
 });
 const sizes = loadSizes(flags, USAGE);
+const TREE_SAMPLE_MS = Number(flags["tree-sample-ms"]);
+if (!Number.isInteger(TREE_SAMPLE_MS) || TREE_SAMPLE_MS < 10) {
+  console.error(`--tree-sample-ms must be an integer of at least 10\n${USAGE}`);
+  process.exit(2);
+}
 const N = sizes.requests;
 const CONCURRENCY = sizes.concurrency;
 const WARMUP = sizes.warmup;
@@ -264,7 +272,7 @@ try {
           serverLogAt: gitServer.log.length,
           gitCpu0: reapedChildrenCpuSeconds(resolver.svc.pid),
           serverCpu0: reapedChildrenCpuSeconds(process.pid),
-          tree: new TreeRssSampler(resolver.svc.pid, 50),
+          tree: new TreeRssSampler(resolver.svc.pid, TREE_SAMPLE_MS),
         };
       }
       const warm = reqName.startsWith("warm-") && !warmToMeasured;
@@ -295,7 +303,7 @@ try {
       serverLogAt: gitServer.log.length,
       gitCpu0: reapedChildrenCpuSeconds(resolver.svc.pid),
       serverCpu0: reapedChildrenCpuSeconds(process.pid),
-      tree: new TreeRssSampler(resolver.svc.pid, 50),
+      tree: new TreeRssSampler(resolver.svc.pid, TREE_SAMPLE_MS),
     };
     const tree = w.tree;
     tree.stop();
@@ -424,6 +432,7 @@ try {
       phases: phaseNames,
       withFloor: WITH_FLOOR,
       gitRss: flags["git-rss"],
+      treeSampleMs: TREE_SAMPLE_MS,
       lifecycleTimeout: flags["lifecycle-timeout"],
       closedLoop: flags["closed-loop"],
       logLevel: LOG_LEVEL,
@@ -465,7 +474,7 @@ try {
       ["  wall time / throughput", `${p.wallSeconds} s, ${p.throughputPerSecond} requests/s`],
       [
         "  git-resolver memory",
-        `VmHWM ${r.resolverVmHwmMiB} MiB after the phase; resolver + its children sampled max ${r.tree.maxTreeMiB} MiB (PSS), largest git process sampled ${r.tree.maxGitProcessMiB} MiB RSS (${r.tree.gitProcessesSeen} children seen, every 50 ms)`,
+        `VmHWM ${r.resolverVmHwmMiB} MiB after the phase; resolver + its children sampled max ${r.tree.maxTreeMiB} MiB (PSS), largest git process sampled ${r.tree.maxGitProcessMiB} MiB RSS (${r.tree.gitProcessesSeen} children seen, every ${TREE_SAMPLE_MS} ms)`,
       ],
       ...(r.gitProcesses
         ? [
