@@ -281,6 +281,6 @@ export class ServiceRuntime {
     await this.metrics.shutdown();
     // last: the drain's own spans are queued by now; bounded, a collector that is down cannot hold it
     await this.tracing.shutdown();
-    this.log.info("shutdown complete");
+    this.log.debug("controllers, leases, informers and telemetry stopped");
   }
 }
