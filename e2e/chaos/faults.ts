@@ -1,12 +1,13 @@
 // The faults, one at a time: SIGKILL each service in turn (restarted as a
 // kubelet would), restart kube-apiserver, freeze etcd (SIGSTOP), take the git
 // server and the registry down, and last freeze every open connection between
-// each service and the apiserver: the fleet must serve requests again without
-// a restart (probes, checked while the suite waits for the load to end, since
+// each service and the apiserver: the fleet must serve requests and runs again
+// without a restart (probes, checked while the suite waits for the load to end, since
 // the recovery takes up to a minute). How long each lasts depends on the form.
 import { setTimeout as sleep } from "node:timers/promises";
+import { getRun, runDone } from "../harness/runs.ts";
 import { getRequest, newRequest, succeeded } from "../harness/scenario.ts";
-import { createWithRetry } from "./load.ts";
+import { createWithRetry, isRun, KINDS, launch, type PlannedRun, planItem } from "./load.ts";
 import { type ChaosWorld, clusterTask, SERVICES, type ServiceName } from "./world.ts";
 
 export interface FaultTimings {
@@ -44,7 +45,20 @@ const PROBES = [
   ["cluster", { kind: "task", name: clusterTask(0) }],
 ] as const;
 
-/** Creates one probe per resolver and waits until each has ended; returns the milliseconds it took. */
+/**
+ * A Wait run whose definition comes from git: it needs the run-controller (which creates its
+ * request), the lifecycle controller, the git resolver and wait-task.
+ */
+function probeRun(world: ChaosWorld, tag: string): PlannedRun {
+  const item = planItem(world, `probe-${tag}`, KINDS.indexOf("wait-git-ref"));
+  if (!isRun(item)) throw new Error("the probe must be a run");
+  return item;
+}
+
+/**
+ * Creates one probe per resolver and one run through the run-controller and wait-task, and waits
+ * until each has ended; returns the milliseconds it took.
+ */
 async function probeUntilAnswered(
   world: ChaosWorld,
   tag: string,
@@ -59,16 +73,21 @@ async function probeUntilAnswered(
     if (type === "bundles") p.bundle = world.bundleDigest;
     return { name, rr: newRequest(namespace, name, { "resolution.tekton.dev/type": type }, p) };
   });
-  await Promise.all(names.map(({ rr }) => createWithRetry(world, rr, t0 + timeoutMs)));
+  const run = probeRun(world, tag);
+  await Promise.all([
+    ...names.map(({ rr }) => createWithRetry(world, rr, t0 + timeoutMs)),
+    launch(world, run, t0 + timeoutMs),
+  ]);
   while (Date.now() - t0 < timeoutMs) {
-    const ended = await Promise.all(
-      names.map(({ name }) =>
+    const ended = await Promise.all([
+      ...names.map(({ name }) =>
         getRequest(admin, namespace, name).then(
           (rr) => (succeeded(rr)?.status ?? "Unknown") !== "Unknown",
           () => false,
         ),
       ),
-    );
+      getRun(admin, run.flavour, namespace, run.name).then(runDone, () => false),
+    ]);
     if (ended.every(Boolean)) return Date.now() - t0;
     await sleep(500);
   }
@@ -143,12 +162,12 @@ export const FAULTS: Fault[] = [
   },
 ];
 
-/** Probes until every resolver answers again after the freeze, and reports how long that took. */
+/** Probes until every service answers again after the freeze, and reports how long that took. */
 async function stallRecovery(world: ChaosWorld, t: FaultTimings, report: FaultReport, frozen: string[]) {
   const ms = await probeUntilAnswered(world, "stall", t.stallRecoveryMs);
   const accepted = [...world.proxies].map(([name, p]) => `${name} ${p.accepted}`);
   report.note(
-    `connections frozen: ${frozen.join(", ")}; every resolver answered again after ${
+    `connections frozen: ${frozen.join(", ")}; every service answered again after ${
       ms === undefined ? "never" : `${Math.round(ms / 100) / 10} s`
     }; connections accepted by then: ${accepted.join(", ")}`,
   );

@@ -1,32 +1,137 @@
-// The chaos suite's mixed load: git by branch and by commit SHA, bundles by tag
-// and by digest, and cluster Tasks, in turn; created at a steady pace while the
-// faults run, each create retried until the apiserver takes it (a create whose
-// answer was lost to a fault comes back AlreadyExists on the retry: it counts).
+// The chaos suite's mixed load: requests (git by branch and by commit SHA,
+// bundles by tag and by digest, cluster Tasks) and Wait runs (plain, by a git
+// remote ref, timing out, cancelled mid-way), in turn, both flavours; created
+// at a steady pace while the faults run, each create retried until the
+// apiserver takes it (a create whose answer was lost to a fault comes back
+// AlreadyExists on the retry: it counts).
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ResolutionRequest } from "@quarry/api";
+import type { AnyRun, ResolutionRequest, RunFlavour } from "@quarry/api";
 import { isApiError } from "@quarry/kube";
+import { cancelRun, createRun, FLAVOURS, runObject, WAIT_REF } from "../harness/runs.ts";
 import { createRequest, newRequest } from "../harness/scenario.ts";
 import { type ChaosWorld, clusterTask } from "./world.ts";
 
-export const KINDS = ["git-branch", "git-sha", "bundle-tag", "bundle-digest", "cluster"] as const;
+export const REQUEST_KINDS = ["git-branch", "git-sha", "bundle-tag", "bundle-digest", "cluster"] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+export const RUN_KINDS = ["wait", "wait-git-ref", "wait-timeout", "wait-cancel"] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+/** The cycle the load goes through: five requests, then four runs. */
+export const KINDS = [...REQUEST_KINDS, ...RUN_KINDS] as const;
 export type LoadKind = (typeof KINDS)[number];
 
 export interface PlannedRequest {
   name: string;
-  kind: LoadKind;
+  kind: RequestKind;
   request: ResolutionRequest;
+}
+
+export interface PlannedRun {
+  name: string;
+  kind: RunKind;
+  flavour: RunFlavour;
+  run: AnyRun;
+  /** Cancelled (as a PipelineRun cancels it) this long after its create went through. */
+  cancelAfterMs?: number;
+}
+
+export type PlannedItem = PlannedRequest | PlannedRun;
+export const isRun = (p: PlannedItem): p is PlannedRun => "run" in p;
+
+/** A Wait run's duration: short, so runs end within the quiet gap after their fault. */
+export const WAIT_DURATION = "2s";
+/** Long Waits: ended by their timeout or their cancel, long before the duration. */
+const LONG_WAIT = "45s";
+const RUN_TIMEOUT = "3s";
+const CANCEL_AFTER_MS = 3_000;
+
+/** The terminal outcomes a run of each kind may end with (status/reason); anything else is a finding. */
+export function expectedRunOutcomes(kind: RunKind, flavour: RunFlavour): string[] {
+  switch (kind) {
+    case "wait":
+      return ["True/DurationElapsed"];
+    case "wait-git-ref":
+      // the git server down for longer than the resolver's retries: the request fails, and so the run
+      return ["True/DurationElapsed", "False/ResolutionFailed"];
+    case "wait-timeout":
+      return [`False/${flavour}TimedOut`];
+    case "wait-cancel":
+      return [`False/${flavour}Cancelled`];
+  }
 }
 
 const GIT_PATHS = ["task.yaml", "tasks/build/task.yaml", "pipelines/ci/pipeline.yaml"];
 const LABEL = "resolution.tekton.dev/type";
 
-/** Request i of the mix, named `<prefix>-<kind>-<i>`. */
-export function planRequest(world: ChaosWorld, prefix: string, i: number): PlannedRequest {
+/** Item i of the mix, named `<prefix>-<kind>-<i>` (runs: `-<flavour>` too). */
+export function planItem(world: ChaosWorld, prefix: string, i: number): PlannedItem {
   const kind = KINDS[i % KINDS.length]!;
+  const n = Math.floor(i / KINDS.length);
+  if ((RUN_KINDS as readonly string[]).includes(kind)) return planRun(world, prefix, kind as RunKind, i, n);
+  return planRequest(world, prefix, kind as RequestKind, i, n);
+}
+
+function planRun(world: ChaosWorld, prefix: string, kind: RunKind, i: number, n: number): PlannedRun {
+  const flavour = FLAVOURS[n % FLAVOURS.length]!;
+  const name = `${prefix}-${kind}-${String(i).padStart(4, "0")}-${flavour.toLowerCase()}`;
+  const ns = world.scn.namespace;
+  const duration = (value: string) => [{ name: "duration", value }];
+  switch (kind) {
+    case "wait":
+      return {
+        name,
+        kind,
+        flavour,
+        run: runObject(flavour, ns, { name, ref: WAIT_REF, params: duration(WAIT_DURATION) }),
+      };
+    case "wait-git-ref": {
+      // the Wait's definition read through a ResolutionRequest the run-controller creates (by
+      // branch, so the git server's outage fails some; the run's duration param wins over it)
+      const params = { url: world.git.url(world.repo.name), revision: "main", pathInRepo: "task.yaml" };
+      const ref = {
+        ...WAIT_REF,
+        resolver: "git",
+        params: Object.entries(params).map(([k, value]) => ({ name: k, value })),
+      };
+      return {
+        name,
+        kind,
+        flavour,
+        run: runObject(flavour, ns, { name, ref, params: duration(WAIT_DURATION) }),
+      };
+    }
+    case "wait-timeout":
+      return {
+        name,
+        kind,
+        flavour,
+        run: runObject(flavour, ns, {
+          name,
+          ref: WAIT_REF,
+          params: duration(LONG_WAIT),
+          timeout: RUN_TIMEOUT,
+        }),
+      };
+    case "wait-cancel":
+      return {
+        name,
+        kind,
+        flavour,
+        run: runObject(flavour, ns, { name, ref: WAIT_REF, params: duration(LONG_WAIT) }),
+        cancelAfterMs: CANCEL_AFTER_MS,
+      };
+  }
+}
+
+function planRequest(
+  world: ChaosWorld,
+  prefix: string,
+  kind: RequestKind,
+  i: number,
+  n: number,
+): PlannedRequest {
   const name = `${prefix}-${kind}-${String(i).padStart(4, "0")}`;
   const ns = world.scn.namespace;
   const url = world.git.url(world.repo.name);
-  const n = Math.floor(i / KINDS.length);
   const pathInRepo = GIT_PATHS[n % GIT_PATHS.length]!;
   let request: ResolutionRequest;
   switch (kind) {
@@ -79,22 +184,45 @@ export function planRequest(world: ChaosWorld, prefix: string, i: number): Plann
   return { name, kind, request };
 }
 
-/** Creates the request, retrying through outages; AlreadyExists means an earlier try got through. */
-export async function createWithRetry(
-  world: ChaosWorld,
-  rr: ResolutionRequest,
+/** Calls `call` until the apiserver takes it, through outages; `done(err)` says an error means it got through. */
+async function withRetry(
+  call: () => Promise<unknown>,
   deadline: number,
+  done: (err: unknown) => boolean = () => false,
 ): Promise<void> {
   for (;;) {
     try {
-      await createRequest(world.scn.admin, rr);
+      await call();
       return;
     } catch (err) {
-      if (isApiError(err, 409)) return;
+      if (done(err)) return;
       // a refusal that is not about availability is the suite's own bug
       if (isApiError(err) && err.status >= 400 && err.status < 500 && err.status !== 429) throw err;
       if (Date.now() > deadline) throw err;
       await sleep(500);
     }
   }
+}
+
+/** Creates the request, retrying through outages; AlreadyExists means an earlier try got through. */
+export function createWithRetry(world: ChaosWorld, rr: ResolutionRequest, deadline: number): Promise<void> {
+  return withRetry(
+    () => createRequest(world.scn.admin, rr),
+    deadline,
+    (err) => isApiError(err, 409),
+  );
+}
+
+/** Creates the item (retrying as createWithRetry does); a run to cancel is then cancelled, retried alike. */
+export async function launch(world: ChaosWorld, item: PlannedItem, deadline: number): Promise<void> {
+  if (!isRun(item)) return createWithRetry(world, item.request, deadline);
+  const { admin, namespace } = world.scn;
+  await withRetry(
+    () => createRun(admin, item.run),
+    deadline,
+    (err) => isApiError(err, 409),
+  );
+  if (item.cancelAfterMs === undefined) return;
+  await sleep(item.cancelAfterMs);
+  await withRetry(() => cancelRun(admin, item.flavour, namespace, item.name), deadline + item.cancelAfterMs);
 }

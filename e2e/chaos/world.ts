@@ -1,7 +1,8 @@
 // The chaos suite's world, on a control plane of its own (the suite restarts
 // kube-apiserver and freezes etcd, which must not disturb other scenarios):
-// one namespace with the lifecycle controller and the git, bundles and cluster
-// resolvers as real processes under their shipped RBAC, each talking to the
+// one namespace with the lifecycle controller, the git, bundles and cluster
+// resolvers, the run-controller and the Wait custom task (wait-task) as real
+// processes under their shipped RBAC, each talking to the
 // apiserver through its own stall proxy; a real git smart-HTTP server with the
 // standard repository, a real registry with one bundle (by tag and by digest),
 // and Tasks for the cluster resolver.
@@ -17,7 +18,13 @@ import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarr
 import type { RunningService } from "@quarry/devcluster/service";
 import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
 import { adminClient } from "../harness/env.ts";
-import { newScenario, type Scenario, setLifecycleConfig, taskManifest } from "../harness/scenario.ts";
+import {
+  newScenario,
+  type Scenario,
+  setConfig,
+  setLifecycleConfig,
+  taskManifest,
+} from "../harness/scenario.ts";
 import { type StallProxy, startStallProxy } from "./stall-proxy.ts";
 
 /** The services under chaos, in the order the SIGKILL fault visits them. */
@@ -26,6 +33,9 @@ export const SERVICES = [
   "git-resolver",
   "bundle-resolver",
   "cluster-resolver",
+  "run-controller",
+  // the Wait custom task: the controller that starts and ends the suite's runs
+  "wait-task",
 ] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
@@ -45,6 +55,12 @@ export const DEFAULT_WATCHDOG = "15s";
  * terminal rather than as a ResolutionTimedOut that looks like an answer.
  */
 export const GLOBAL_TIMEOUT = "20m";
+
+/**
+ * The run-controller's initial-update timeout, for the same reason: a run nobody started shows up
+ * as never terminal rather than as a ControllerNotFound.
+ */
+export const INITIAL_UPDATE_TIMEOUT = "20m";
 
 export interface ChaosWorld {
   cp: ControlPlane;
@@ -106,6 +122,7 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
     for (let i = 0; i < CLUSTER_TASKS; i++)
       await applyObject(s.admin, taskManifest(s.namespace, clusterTask(i)));
     await setLifecycleConfig(s, { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT });
+    await setConfig(s, "run-controller-config", { "initial-update-timeout": INITIAL_UPDATE_TIMEOUT });
 
     const apiPort = Number(new URL(cp.server).port);
     const env: Record<ServiceName, Record<string, string>> = {
@@ -113,6 +130,8 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
       "git-resolver": { QUARRY_GIT_CACHE_DIR: cacheDir },
       "bundle-resolver": {},
       "cluster-resolver": {},
+      "run-controller": {},
+      "wait-task": {},
     };
     const start = async (name: ServiceName) => {
       let proxy = proxies.get(name);
