@@ -115,6 +115,12 @@ export class RestKubeClient implements KubeClient {
   readonly namespace: string | undefined;
   /** where the connection was read from (a file and context, or the service account), for logs */
   readonly source: string;
+  /**
+   * Whether @kubernetes/client-node read the connection (exec plugins, auth providers, proxy-url,
+   * several files): what talks to the apiserver outside this client (the pipe resolver's exec
+   * WebSocket) leaves those to the library too.
+   */
+  readonly readByLibrary: boolean;
   private readonly connection: Connection;
   private readonly kubeconfigPath: string | undefined;
   private auth: Promise<Auth> | undefined;
@@ -126,25 +132,35 @@ export class RestKubeClient implements KubeClient {
     this.server = connection.server.replace(/\/$/, "");
     this.namespace = connection.namespace;
     this.source = connection.source;
+    this.readByLibrary = connection.readByLibrary === true;
   }
 
   /** `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config, else the in-cluster service account. */
   static fromEnvironment(kubeconfigPath?: string): RestKubeClient {
+    const own = loadConnection(kubeconfigPath);
     return new RestKubeClient(
-      loadConnection(kubeconfigPath) ?? libraryConnection(kubeconfigPath),
+      own ?? { ...libraryConnection(kubeconfigPath), readByLibrary: true },
       kubeconfigPath,
     );
   }
 
   /**
    * @kubernetes/client-node's KubeConfig read from the same place, for what needs the library
-   * itself (exec over its WebSocket handler); imported on the first call, not before.
+   * itself (the pipe resolver's exec when `readByLibrary`); imported on the first call, not before.
    */
   libraryKubeConfig(): Promise<KubeConfig> {
     this.library ??= import("@kubernetes/client-node").then((lib) =>
       libraryKubeConfig(lib, this.kubeconfigPath),
     );
     return this.library;
+  }
+
+  /**
+   * The headers and dispatcher (TLS material) every request of this client carries, re-read after
+   * a while (rotated tokens); for a connection made outside this client, such as a WebSocket.
+   */
+  async authenticate(): Promise<Authentication> {
+    return this.authentication();
   }
 
   private async authentication(): Promise<Auth> {

@@ -57,6 +57,7 @@ export {
 export { FakeEventRecorder, type RecordedEvent } from "./fake-recorder.ts";
 export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
+export type { Authentication } from "./kubeconfig.ts";
 export { type LeaderElectionSettings, leaderElectionFromEnv } from "./leader-settings.ts";
 export { type Lease, LeaseClient, type LeaseSpec, leases, microTime } from "./lease.ts";
 export { type Lister, MapLister } from "./lister.ts";

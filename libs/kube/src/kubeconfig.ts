@@ -24,6 +24,8 @@ export interface Connection {
   namespace: string | undefined;
   /** what the connection was read from, for logs */
   source: string;
+  /** set when @kubernetes/client-node read it (what this file leaves to the library) */
+  readByLibrary?: true;
   authenticate(): Promise<Authentication>;
 }
 

@@ -4,8 +4,8 @@
 // arrives, before any of its content is kept, and the exec is closed at once.
 //
 // The resolver sees only PodFileReader, so unit tests use a fake; the exec
-// itself is an ExecFn (kube-exec.ts over @kubernetes/client-node in
-// production; tests run a local tar). Nothing read here is logged: stdout is
+// itself is an ExecFn (ws-exec.ts, a WebSocket of our own, in production;
+// tests run a local tar). Nothing read here is logged: stdout is
 // the file, and stderr (tar's own messages, which name paths only) is kept
 // bounded for error messages.
 import { type EntryType, FirstEntryReader } from "./tar.ts";

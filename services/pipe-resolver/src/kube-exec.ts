@@ -1,9 +1,10 @@
-// ExecFn over the pods/exec subresource: @kubernetes/client-node's Exec
-// (WebSocket, channel protocol v5 down to v1) with the runtime's KubeConfig.
-// The library is imported at start, not on the first exec: it costs ~85 MiB of
-// RSS (the one service that still pays it), but importing it under load made
-// the first copy take over 5 s (e2e pipe-load); an exec of our own over a
-// WebSocket would remove both.
+// ExecFn over the pods/exec subresource through @kubernetes/client-node's Exec
+// (WebSocket, channel protocol v5 down to v1): only for the kubeconfigs that
+// the library reads rather than @quarry/kube (exec plugins, auth providers,
+// proxy-url, several files in KUBECONFIG). Everything else uses ws-exec.ts.
+// wiring.ts imports this file on the first exec; such a process has loaded
+// the library at start already (it read the kubeconfig), so that import is
+// cheap.
 // The exec's streams are this call's own Writables (the library's default
 // stream set is the process's stdio, which a v5 close frame would end).
 import { Readable, Writable } from "node:stream";
@@ -11,6 +12,7 @@ import { Exec, type KubeConfig, type V1Status } from "@kubernetes/client-node";
 // not re-exported by the package's index; the package has no exports map, so the file is reachable
 import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
 import type { ExecFn, ExecOutcome } from "./copy.ts";
+import { execOutcome } from "./exec-channels.ts";
 
 function sink(write: (chunk: Uint8Array) => void): Writable {
   const w = new Writable({
@@ -24,24 +26,10 @@ function sink(write: (chunk: Uint8Array) => void): Writable {
   return w;
 }
 
-/** The command's exit from the status frame: Success is 0; NonZeroExitCode carries the code. */
-export function execOutcome(status: V1Status): ExecOutcome {
-  if (status.status === "Success") return { exitCode: 0, message: "" };
-  const code = status.details?.causes?.find((c) => c.reason === "ExitCode")?.message;
-  const exitCode = status.reason === "NonZeroExitCode" && code !== undefined ? Number(code) : undefined;
-  return {
-    exitCode: Number.isInteger(exitCode) ? exitCode : undefined,
-    message: (status.message ?? status.reason ?? "exec failed").slice(0, 300),
-  };
-}
-
-/** `kubeConfig` is read once, on the first exec (the client's own source, loaded by the library). */
-export function kubeExec(kubeConfig: () => Promise<KubeConfig>): ExecFn {
-  let loaded: Promise<KubeConfig> | undefined;
+/** `kc`: the client's own source, loaded by the library. */
+export function kubeExec(kc: KubeConfig): ExecFn {
   return async (target, command, io) => {
     io.signal.throwIfAborted();
-    loaded ??= kubeConfig();
-    const kc = await loaded;
     const stdout = sink((c) => io.stdout(c));
     const stderr = sink((c) => io.stderr(c));
     const handler = new WebSocketHandler(kc, undefined, { stdin: Readable.from([]), stdout, stderr });

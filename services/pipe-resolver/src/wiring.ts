@@ -3,10 +3,26 @@
 // by main.ts and by any process that hosts it beside other resolvers.
 import { clusterPipeStrategies, pipeStrategies, pipes } from "@quarry/api";
 import { type KubeObject, RestKubeClient, type ServiceRuntime } from "@quarry/kube";
-import { TarPodFileReader } from "./copy.ts";
-import { kubeExec } from "./kube-exec.ts";
+import { type ExecFn, TarPodFileReader } from "./copy.ts";
 import { PipeResolver } from "./resolver.ts";
 import { cachedLookup } from "./sources.ts";
+import { webSocketExec } from "./ws-exec.ts";
+
+/**
+ * Exec over our own WebSocket with the client's authentication; @kubernetes/client-node's only
+ * when the library read the kubeconfig (exec plugins, auth providers, proxy-url, several files),
+ * imported on the first exec.
+ */
+function podExec(client: RestKubeClient): ExecFn {
+  if (!client.readByLibrary) return webSocketExec(client);
+  let library: Promise<ExecFn> | undefined;
+  return async (target, command, io) => {
+    library ??= Promise.all([import("./kube-exec.ts"), client.libraryKubeConfig()]).then(
+      ([{ kubeExec }, kc]) => kubeExec(kc),
+    );
+    return (await library)(target, command, io);
+  };
+}
 
 export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
   const client = runtime.client;
@@ -19,7 +35,7 @@ export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
   });
   return new PipeResolver({
     lookup,
-    files: new TarPodFileReader(kubeExec(() => client.libraryKubeConfig())),
+    files: new TarPodFileReader(podExec(client)),
     self: {
       namespace: runtime.settings.systemNamespace,
       // the chart sets it from the downward API (spec.serviceAccountName)

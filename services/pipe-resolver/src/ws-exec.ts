@@ -1,0 +1,134 @@
+// ExecFn over the pods/exec subresource: npm undici's WebSocket, the channel
+// protocol of exec-channels.ts, and the client's own Authentication (its
+// Authorization header, and its Agent, which holds the CA and client
+// certificate). No @kubernetes/client-node: importing it cost the pipe
+// resolver ~85 MiB of RSS, and importing it on the first exec instead was too
+// slow under load (see docs/decisions.md). kube-exec.ts keeps the library's
+// exec for the kubeconfigs only it reads.
+//
+// WHATWG's WebSocket hides why a handshake failed (no HTTP status): an
+// interceptor on the dispatcher, for this socket alone, records what the
+// upgrade request came to, so a refusal still names the apiserver's status.
+import type { Duplex } from "node:stream";
+import type { Authentication } from "@quarry/kube";
+import { type Dispatcher, getGlobalDispatcher, WebSocket } from "undici";
+import type { ExecFn, ExecOutcome } from "./copy.ts";
+import {
+  ChannelDemux,
+  EXEC_PROTOCOLS,
+  execPath,
+  type Handshake,
+  handshakeFailure,
+  webSocketUrl,
+} from "./exec-channels.ts";
+
+/** Where the apiserver is and what every request to it carries (RestKubeClient is one). */
+export interface ExecEndpoint {
+  readonly server: string;
+  authenticate(): Promise<Authentication>;
+}
+
+/**
+ * How long our close waits for the server's before the socket is destroyed: undici waits for it
+ * without a bound (the `ws` package, client-node's, waits 30 s), and a hung apiserver would keep
+ * the socket for good.
+ */
+const CLOSE_GRACE_MS = 5_000;
+
+interface Seen {
+  handshake: Handshake;
+  /** the upgraded connection, for closing it when the server does not answer our close */
+  socket?: Duplex;
+}
+
+/** Records the upgrade request's outcome, forwarding every call to fetch's own handler. */
+function watchHandshake(seen: Seen): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) =>
+    dispatch(opts, {
+      onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
+      onRequestUpgrade: (controller, statusCode, headers, socket) => {
+        const protocol = headers["sec-websocket-protocol"];
+        seen.handshake = {
+          kind: "upgraded",
+          protocol: Array.isArray(protocol) ? protocol.join(", ") : protocol,
+        };
+        seen.socket = socket;
+        return handler.onRequestUpgrade?.(controller, statusCode, headers, socket);
+      },
+      onResponseStart: (controller, statusCode, headers, statusMessage) => {
+        if (statusCode >= 200) seen.handshake = { kind: "refused", status: statusCode };
+        return handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+      },
+      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+      onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+      onResponseError: (controller, error) => {
+        if (seen.handshake.kind === "pending") seen.handshake = { kind: "failed", error };
+        return handler.onResponseError?.(controller, error);
+      },
+      onResponseStarted: () => handler.onResponseStarted?.(),
+      onBodySent: (chunk) => handler.onBodySent?.(chunk),
+      onRequestSent: () => handler.onRequestSent?.(),
+    });
+}
+
+export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: number } = {}): ExecFn {
+  const closeGraceMs = opts.closeGraceMs ?? CLOSE_GRACE_MS;
+  return async (target, command, io) => {
+    io.signal.throwIfAborted();
+    const { headers, dispatcher } = await endpoint.authenticate();
+    io.signal.throwIfAborted();
+    const where = `exec in pod ${target.namespace}/${target.pod}`;
+    const seen: Seen = { handshake: { kind: "pending" } };
+    const ws = new WebSocket(webSocketUrl(endpoint.server, execPath(target, command)), {
+      protocols: [...EXEC_PROTOCOLS],
+      headers,
+      dispatcher: (dispatcher ?? getGlobalDispatcher()).compose(watchHandshake(seen)),
+    });
+    ws.binaryType = "arraybuffer";
+    const demux = new ChannelDemux(io.stdout, io.stderr);
+    let opened = false;
+    let closed = false;
+    const close = () => {
+      ws.close();
+      const grace = setTimeout(() => {
+        if (!closed) seen.socket?.destroy();
+      }, closeGraceMs);
+      grace.unref();
+    };
+    return new Promise<ExecOutcome>((resolve, reject) => {
+      let settled = false;
+      const settle = (done: () => void) => {
+        if (settled) return;
+        settled = true;
+        io.signal.removeEventListener("abort", onAbort);
+        done();
+      };
+      // closing while the handshake is under way abandons it too
+      const onAbort = () => {
+        settle(() => reject(io.signal.reason));
+        close();
+      };
+      io.signal.addEventListener("abort", onAbort, { once: true });
+      ws.addEventListener("open", () => {
+        opened = true;
+      });
+      ws.addEventListener("message", (event) => {
+        if (settled || !(event.data instanceof ArrayBuffer)) return; // no base64 protocol was offered
+        const exit = demux.push(new Uint8Array(event.data));
+        if (exit === undefined) return;
+        // the Status is the server's last word: everything before it has been delivered
+        settle(() => resolve(exit));
+        close();
+      });
+      // undici fires "error" then "close" for every failure, so "close" alone settles
+      ws.addEventListener("close", () => {
+        closed = true;
+        const exit = demux.end();
+        if (exit !== undefined) settle(() => resolve(exit));
+        else if (opened)
+          settle(() => reject(new Error(`${where}: the connection closed before the command's exit status`)));
+        else settle(() => reject(new Error(`${where}: ${handshakeFailure(seen.handshake)}`)));
+      });
+    });
+  };
+}
