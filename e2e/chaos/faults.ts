@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { getRun, runDone } from "../harness/runs.ts";
 import { getRequest, newRequest, succeeded } from "../harness/scenario.ts";
 import { createWithRetry, isRun, KINDS, launch, type PlannedRun, planItem } from "./load.ts";
-import { type ChaosWorld, clusterTask, SERVICES, type ServiceName } from "./world.ts";
+import { CHAOS_PIPE, type ChaosWorld, clusterTask, type ServiceName } from "./world.ts";
 
 export interface FaultTimings {
   /** How long a SIGKILLed service stays down before it is started again. */
@@ -66,9 +66,10 @@ async function probeUntilAnswered(
 ): Promise<number | undefined> {
   const t0 = Date.now();
   const { admin, namespace } = world.scn;
-  const names = PROBES.map(([type, params]) => {
+  const probes: [string, Record<string, string>][] = PROBES.map(([type, params]) => [type, { ...params }]);
+  if (world.node) probes.push(["pipe", { pipe: CHAOS_PIPE, n: "probe" }]);
+  const names = probes.map(([type, p]) => {
     const name = `probe-${tag}-${type}`;
-    const p: Record<string, string> = { ...params };
     if (type === "git") Object.assign(p, { url: world.git.url(world.repo.name), revision: world.repo.first });
     if (type === "bundles") p.bundle = world.bundleDigest;
     return { name, rr: newRequest(namespace, name, { "resolution.tekton.dev/type": type }, p) };
@@ -105,8 +106,9 @@ const sigkill = (name: ServiceName): Fault => ({
   },
 });
 
-export const FAULTS: Fault[] = [
-  ...SERVICES.map(sigkill),
+/** The faults for a fleet (world.ts servicesOf): one SIGKILL per service, then the rest. */
+export const faultsFor = (services: readonly ServiceName[]): Fault[] => [
+  ...services.map(sigkill),
   {
     name: "apiserver-restart",
     expectedMs: () => 10_000,

@@ -9,19 +9,22 @@ import type { AnyRun, ResolutionRequest, RunFlavour } from "@quarry/api";
 import { isApiError } from "@quarry/kube";
 import { cancelRun, createRun, FLAVOURS, runObject, WAIT_REF } from "../harness/runs.ts";
 import { createRequest, newRequest } from "../harness/scenario.ts";
-import { type ChaosWorld, clusterTask } from "./world.ts";
+import { CHAOS_PIPE, type ChaosWorld, clusterTask } from "./world.ts";
 
 export const REQUEST_KINDS = ["git-branch", "git-sha", "bundle-tag", "bundle-digest", "cluster"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 export const RUN_KINDS = ["wait", "wait-git-ref", "wait-timeout", "wait-cancel"] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
-/** The cycle the load goes through: five requests, then four runs. */
+/** The cycle the load goes through: five requests, then four runs (then a pipe, with a node). */
 export const KINDS = [...REQUEST_KINDS, ...RUN_KINDS] as const;
-export type LoadKind = (typeof KINDS)[number];
+export type LoadKind = (typeof KINDS)[number] | "pipe";
+
+/** The world's cycle: KINDS, and a pipe request when pipe pods have a node to run on. */
+export const kindsOf = (world: ChaosWorld): readonly LoadKind[] => (world.node ? [...KINDS, "pipe"] : KINDS);
 
 export interface PlannedRequest {
   name: string;
-  kind: RequestKind;
+  kind: RequestKind | "pipe";
   request: ResolutionRequest;
 }
 
@@ -64,10 +67,11 @@ const LABEL = "resolution.tekton.dev/type";
 
 /** Item i of the mix, named `<prefix>-<kind>-<i>` (runs: `-<flavour>` too). */
 export function planItem(world: ChaosWorld, prefix: string, i: number): PlannedItem {
-  const kind = KINDS[i % KINDS.length]!;
-  const n = Math.floor(i / KINDS.length);
+  const kinds = kindsOf(world);
+  const kind = kinds[i % kinds.length]!;
+  const n = Math.floor(i / kinds.length);
   if ((RUN_KINDS as readonly string[]).includes(kind)) return planRun(world, prefix, kind as RunKind, i, n);
-  return planRequest(world, prefix, kind as RequestKind, i, n);
+  return planRequest(world, prefix, kind as RequestKind | "pipe", i, n);
 }
 
 function planRun(world: ChaosWorld, prefix: string, kind: RunKind, i: number, n: number): PlannedRun {
@@ -125,7 +129,7 @@ function planRun(world: ChaosWorld, prefix: string, kind: RunKind, i: number, n:
 function planRequest(
   world: ChaosWorld,
   prefix: string,
-  kind: RequestKind,
+  kind: RequestKind | "pipe",
   i: number,
   n: number,
 ): PlannedRequest {
@@ -179,6 +183,10 @@ function planRequest(
       break;
     case "cluster":
       request = newRequest(ns, name, { [LABEL]: "cluster" }, { kind: "task", name: clusterTask(n) });
+      break;
+    case "pipe":
+      // one pod on the node per request; its output comes back through exec as a ConfigMap
+      request = newRequest(ns, name, { [LABEL]: "pipe" }, { pipe: CHAOS_PIPE, n: String(i) });
       break;
   }
   return { name, kind, request };

@@ -22,6 +22,8 @@ export interface RunHistory {
   terminalResults: string[];
   /** Status changes seen after the first terminal state. */
   writesAfterTerminal: number;
+  /** The status fields (status.annotations keys as `annotations.<key>`) those writes changed. */
+  changedAfterTerminal: string[];
   /** The largest serialised status seen, in bytes. */
   maxStatusBytes: number;
   /** Where a status embedded a child's status or data (TEP-0100: by reference only), if ever. */
@@ -52,6 +54,21 @@ export function embeddedChild(status: AnyRun["status"]): string | undefined {
   return undefined;
 }
 
+/** Top-level status fields that differ, status.annotations per key. */
+export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const differ = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (k === "annotations") {
+      const a = (before[k] ?? {}) as Record<string, unknown>;
+      const b = (after[k] ?? {}) as Record<string, unknown>;
+      for (const key of new Set([...Object.keys(a), ...Object.keys(b)]))
+        if (differ(a[key], b[key])) out.push(`annotations.${key}`);
+    } else if (differ(before[k], after[k])) out.push(k);
+  }
+  return out;
+}
+
 function record(histories: Map<string, RunHistory>, run: AnyRun): void {
   const name = run.metadata?.name;
   if (!name) return;
@@ -66,6 +83,7 @@ function record(histories: Map<string, RunHistory>, run: AnyRun): void {
       completionTimes: [],
       terminalResults: [],
       writesAfterTerminal: 0,
+      changedAfterTerminal: [],
       maxStatusBytes: 0,
       lastStatus: "",
     };
@@ -73,7 +91,14 @@ function record(histories: Map<string, RunHistory>, run: AnyRun): void {
   }
   const status = JSON.stringify(run.status ?? {});
   if (status === h.lastStatus) return;
-  if (h.states.some(isTerminal)) h.writesAfterTerminal++;
+  if (h.states.some(isTerminal)) {
+    h.writesAfterTerminal++;
+    for (const f of changedFields(
+      JSON.parse(h.lastStatus || "{}"),
+      (run.status ?? {}) as Record<string, unknown>,
+    ))
+      if (!h.changedAfterTerminal.includes(f)) h.changedAfterTerminal.push(f);
+  }
   h.lastStatus = status;
   h.maxStatusBytes = Math.max(h.maxStatusBytes, status.length);
   h.embedded ??= embeddedChild(run.status);
@@ -140,6 +165,18 @@ export function startRunLedger(client: KubeClient, namespace: string): RunLedger
   return ledger;
 }
 
+/**
+ * What may still change once a run is done: the run-controller records its request and the
+ * request's refSource whenever it gets to them (README: also for a done run), which a controller
+ * that finished the run first (wait-task reads the request itself) does not wait for.
+ */
+export const AFTER_TERMINAL_ALLOWED = [
+  "childReferences",
+  "provenance",
+  "annotations.quarry.dev/resolution-request",
+  "annotations.quarry.dev/ref-source",
+];
+
 /** What a run's history shows that must not happen: finished twice, rewritten once done, too big. */
 export function runHistoryProblems(h: RunHistory, statusLimitBytes: number): string[] {
   const out: string[] = [];
@@ -150,6 +187,8 @@ export function runHistoryProblems(h: RunHistory, statusLimitBytes: number): str
   if (h.completionTimes.length > 1) out.push(`completionTime rewritten: ${h.completionTimes.join(" then ")}`);
   if (h.terminalResults.length > 1)
     out.push(`results rewritten once done: ${h.terminalResults.join(" then ")}`);
+  const changed = h.changedAfterTerminal.filter((f) => !AFTER_TERMINAL_ALLOWED.includes(f));
+  if (changed.length) out.push(`changed once done: ${changed.join(", ")}`);
   if (h.maxStatusBytes > statusLimitBytes) out.push(`status of ${h.maxStatusBytes} bytes`);
   if (h.embedded) out.push(h.embedded);
   return out;

@@ -14,12 +14,12 @@ import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type AnyRun, type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { FLAVOURS, resourceOf, runSucceeded } from "../harness/runs.ts";
-import { FAULTS, type FaultTimings } from "./faults.ts";
+import { type FaultTimings, faultsFor } from "./faults.ts";
 import { isTerminal, type Ledger, startLedger } from "./ledger.ts";
 import {
   expectedRunOutcomes,
   isRun,
-  KINDS,
+  kindsOf,
   launch,
   type PlannedItem,
   type PlannedRequest,
@@ -27,7 +27,7 @@ import {
 } from "./load.ts";
 import { rssMiB } from "./rss.ts";
 import { type RunLedger, runHistoryProblems, runKey, startRunLedger } from "./run-ledger.ts";
-import { type ChaosWorld, SERVICES, type ServiceName, startChaosWorld } from "./world.ts";
+import { type ChaosWorld, type ServiceName, servicesOf, startChaosWorld } from "./world.ts";
 
 interface ChaosForm {
   mode: "short" | "full";
@@ -44,6 +44,8 @@ interface ChaosForm {
   collectMs: number;
   /** Idle time after the load before RSS is read again. */
   settleMs: number;
+  /** A real node joins the control plane, and pipe requests the load (one in ten). */
+  pipes: boolean;
 }
 
 const SHORT: ChaosForm = {
@@ -62,6 +64,7 @@ const SHORT: ChaosForm = {
   plannedMs: 105_000,
   collectMs: 180_000,
   settleMs: 15_000,
+  pipes: false,
 };
 
 const FULL: ChaosForm = {
@@ -80,6 +83,7 @@ const FULL: ChaosForm = {
   plannedMs: 235_000,
   collectMs: 300_000,
   settleMs: 30_000,
+  pipes: true,
 };
 
 /** RSS may end at most this much above its value before the load. */
@@ -93,11 +97,8 @@ const count = (keys: string[]) => {
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 };
 
-function rssOfAll(world: ChaosWorld): Record<ServiceName, number | undefined> {
-  return Object.fromEntries(SERVICES.map((s) => [s, rssMiB(world.current.get(s)?.pid ?? -1)])) as Record<
-    ServiceName,
-    number | undefined
-  >;
+function rssOfAll(world: ChaosWorld): Partial<Record<ServiceName, number>> {
+  return Object.fromEntries(world.services.map((s) => [s, rssMiB(world.current.get(s)?.pid ?? -1)]));
 }
 
 interface Ledgers {
@@ -125,7 +126,7 @@ async function waitTerminal(ledgers: Ledgers, items: PlannedItem[], timeoutMs: n
 
 /** A few items of every kind, ended, so each service has loaded its code paths before RSS is read. */
 async function warmUp(world: ChaosWorld, ledgers: Ledgers): Promise<void> {
-  const warm = Array.from({ length: KINDS.length * 2 }, (_, i) => planItem(world, "warm", i));
+  const warm = Array.from({ length: kindsOf(world).length * 2 }, (_, i) => planItem(world, "warm", i));
   await Promise.all(warm.map((p) => launch(world, p, Date.now() + 60_000)));
   const pending = await waitTerminal(ledgers, warm, 120_000);
   assert.deepEqual(pending, [], "the warm-up items end");
@@ -145,6 +146,8 @@ async function runRequests(world: ChaosWorld): Promise<ResolutionRequest[]> {
 /** Registers the chaos run in its short (CI) or full form. */
 export function chaosSuite(full: boolean): void {
   const form = full ? FULL : SHORT;
+  const services = servicesOf(form.pipes);
+  const faults = faultsFor(services);
   let world: ChaosWorld | undefined;
   let ledger: Ledger | undefined;
   const w = () => {
@@ -153,7 +156,7 @@ export function chaosSuite(full: boolean): void {
   };
   let runLedger: RunLedger | undefined;
   before(async () => {
-    world = await startChaosWorld(form.watchdog);
+    world = await startChaosWorld(form.watchdog, form.pipes);
     ledger = startLedger(world.scn.admin, world.scn.namespace);
     runLedger = startRunLedger(world.scn.admin, world.scn.namespace);
   });
@@ -163,7 +166,7 @@ export function chaosSuite(full: boolean): void {
     await world?.dispose();
   });
 
-  test(`${form.items} requests and runs under ${FAULTS.length} faults: each ends once, none lost, no crash`, {
+  test(`${form.items} requests and runs under ${faults.length} faults: each ends once, none lost, no crash`, {
     timeout: form.plannedMs + form.collectMs + 600_000,
   }, async () => {
     const { world, ledger } = w();
@@ -188,8 +191,8 @@ export function chaosSuite(full: boolean): void {
     const creates: Promise<void>[] = [];
     const createErrors: string[] = [];
     let next = 0;
-    for (const [k, fault] of FAULTS.entries()) {
-      const share = planned.slice(next, Math.round(((k + 1) * form.items) / FAULTS.length));
+    for (const [k, fault] of faults.entries()) {
+      const share = planned.slice(next, Math.round(((k + 1) * form.items) / faults.length));
       next += share.length;
       const spanMs = fault.expectedMs(form.timings) + form.gapMs;
       const t0 = Date.now();
@@ -317,7 +320,10 @@ export function chaosSuite(full: boolean): void {
         continue;
       }
       for (const x of runHistoryProblems(h, RUN_STATUS_LIMIT)) problems.push(`${key}: ${x}`);
-      if (h.writesAfterTerminal > 0) runWritesAfterTerminal.push(`${key}:${h.writesAfterTerminal}`);
+      if (h.writesAfterTerminal > 0)
+        runWritesAfterTerminal.push(
+          `${key}: ${h.writesAfterTerminal} (${h.changedAfterTerminal.join(", ")}) ${h.states.join(" > ")}`,
+        );
       maxRunStatusBytes = Math.max(maxRunStatusBytes, h.maxStatusBytes);
     }
     // the runs' own requests: each ends once like any other, and belongs to a planned git-ref run
@@ -332,13 +338,13 @@ export function chaosSuite(full: boolean): void {
     // RSS after the load, once it has been idle for a while
     await sleep(form.settleMs);
     const rssAfter = rssOfAll(world);
-    const rss = SERVICES.map((s) => {
+    const rss = services.map((s) => {
       const b = rssBefore[s] ?? 0;
       const a = rssAfter[s] ?? 0;
       return { service: s, beforeMiB: b, afterMiB: a, change: b ? Math.round(((a - b) / b) * 1000) / 10 : 0 };
     });
     const stalled = Object.fromEntries(
-      SERVICES.map((s) => [
+      services.map((s) => [
         s,
         (
           world.current
@@ -394,7 +400,7 @@ export function chaosSuite(full: boolean): void {
     assert.deepEqual(childrenPending.slice(0, 20), [], `${childrenPending.length} run requests not terminal`);
     assert.deepEqual(problems.slice(0, 30), [], `${problems.length} problems`);
     assert.deepEqual(world.crashes, [], "no service exited on its own");
-    for (const s of SERVICES) {
+    for (const s of services) {
       const svc = world.current.get(s);
       assert.equal((await svc?.ops("/healthz"))?.status, 200, `${s} /healthz`);
     }

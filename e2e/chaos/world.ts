@@ -5,18 +5,24 @@
 // processes under their shipped RBAC, each talking to the
 // apiserver through its own stall proxy; a real git smart-HTTP server with the
 // standard repository, a real registry with one bundle (by tag and by digest),
-// and Tasks for the cluster resolver.
+// and Tasks for the cluster resolver. With pipes (the full form), a real node
+// (libs/devcluster/src/node.ts) joins this control plane and the pipe resolver
+// joins the fleet, with one Pipe whose pod echoes a param into a ConfigMap.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pipeStrategies, pipes } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
 import { buildStandardRepo, type StandardRepo } from "@quarry/devcluster/git-repos";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import { installQuarryApi, installTektonCrds } from "@quarry/devcluster/install";
+import { startNode, type TestNode } from "@quarry/devcluster/node";
+import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { RunningService } from "@quarry/devcluster/service";
 import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
+import { nodeConfig, pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
 import { adminClient } from "../harness/env.ts";
 import {
   newScenario,
@@ -37,7 +43,16 @@ export const SERVICES = [
   // the Wait custom task: the controller that starts and ends the suite's runs
   "wait-task",
 ] as const;
-export type ServiceName = (typeof SERVICES)[number];
+/** The pipe resolver, in the fleet when the world has a node. */
+export const PIPE_RESOLVER = "pipe-resolver";
+export type ServiceName = (typeof SERVICES)[number] | typeof PIPE_RESOLVER;
+
+/** The fleet of a world with or without pipes, in the order the SIGKILL fault visits it. */
+export const servicesOf = (pipes: boolean): readonly ServiceName[] =>
+  pipes ? [...SERVICES, PIPE_RESOLVER] : SERVICES;
+
+/** The Pipe every pipe request of the load names: its pod writes the request's `n` param to a ConfigMap. */
+export const CHAOS_PIPE = "chaos";
 
 /** Tasks the cluster workload reads (request i reads CLUSTER_TASK(i)). */
 export const CLUSTER_TASKS = 10;
@@ -70,6 +85,10 @@ export interface ChaosWorld {
   registry: Registry;
   bundleTag: string;
   bundleDigest: string;
+  /** The fleet (servicesOf). */
+  services: readonly ServiceName[];
+  /** The node pipe pods run on; undefined without pipes. */
+  node: TestNode | undefined;
   /** The running process of each service (replaced when a fault restarts it). */
   current: Map<ServiceName, RunningService>;
   proxies: Map<ServiceName, StallProxy>;
@@ -82,7 +101,7 @@ export interface ChaosWorld {
   dispose(): Promise<void>;
 }
 
-export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<ChaosWorld> {
+export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = false): Promise<ChaosWorld> {
   const cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
   const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
   const proxies = new Map<ServiceName, StallProxy>();
@@ -92,6 +111,8 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
   let git: GitServer | undefined;
   let repo: StandardRepo | undefined;
   let registry: Registry | undefined;
+  let node: TestNode | undefined;
+  const services = servicesOf(withPipes);
   const crashes: string[] = [];
   const onPurpose = new WeakSet<RunningService>();
   let stopping = false;
@@ -100,6 +121,7 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
     cp.signalEtcd("SIGCONT");
     await git?.up().catch(() => {});
     await scn?.cleanup().catch(() => {});
+    await node?.stop();
     for (const p of proxies.values()) await p.close();
     repo?.builder.dispose();
     await git?.stop();
@@ -123,6 +145,30 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
       await applyObject(s.admin, taskManifest(s.namespace, clusterTask(i)));
     await setLifecycleConfig(s, { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT });
     await setConfig(s, "run-controller-config", { "initial-update-timeout": INITIAL_UPDATE_TIMEOUT });
+    if (withPipes) {
+      // the node talks to the apiserver directly: the faults reach it only through the apiserver's
+      // restart and etcd's freeze
+      node = await startNode(cp, { keep: process.env.QUARRY_E2E_KEEP === "1" });
+      // a pod waits for a node that is busy with others: longer than any fault, shorter than the run
+      await setConfig(s, "pipe-resolver-config", { ...nodeConfig(node), "pending-timeout": "5m" });
+      await grantOptInRules(s, {
+        service: PIPE_RESOLVER,
+        rulesKey: "pipeNamespaceRules",
+        role: "quarry-pipe-resolver-namespace",
+      });
+      await s.admin.create(
+        pipeStrategies,
+        pipeStrategy(s.namespace, CHAOS_PIPE, scriptPod(node.toolsImage, 'echo "$(params.n)" > /out/n'), [
+          { name: "n" },
+        ]),
+      );
+      await s.admin.create(
+        pipes,
+        pipeObject(s.namespace, CHAOS_PIPE, { kind: "PipeStrategy", name: CHAOS_PIPE }, [
+          { file: "/out/n", kind: "ConfigMap", key: "n" },
+        ]),
+      );
+    }
 
     const apiPort = Number(new URL(cp.server).port);
     const env: Record<ServiceName, Record<string, string>> = {
@@ -132,6 +178,7 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
       "cluster-resolver": {},
       "run-controller": {},
       "wait-task": {},
+      "pipe-resolver": {},
     };
     const start = async (name: ServiceName) => {
       let proxy = proxies.get(name);
@@ -170,7 +217,7 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
       svc.kill("SIGKILL");
       await svc.exited;
     };
-    for (const name of SERVICES) await start(name);
+    for (const name of services) await start(name);
     return {
       cp,
       scn: s,
@@ -179,6 +226,8 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG): Promise<Chao
       registry,
       bundleTag,
       bundleDigest,
+      services,
+      node,
       current,
       proxies,
       start,
