@@ -41,6 +41,7 @@ import { newRequest, newScenario, type Scenario, setLifecycleConfig } from "../e
 import { diffCounts, requestCounts } from "./lib/apiserver.ts";
 import { loadOptions, loadSizes } from "./lib/flags.ts";
 import { childPids, cpuSeconds, machineBusySeconds, RssSampler, vmKiB } from "./lib/proc.ts";
+import { promSum } from "./lib/prom.ts";
 import { machineInfo, versionOf } from "./lib/report.ts";
 import { logCounts, type Sample, Tracker, watchRequests, withRetry } from "./lib/requests.ts";
 import { RssSeries } from "./lib/rss-series.ts";
@@ -298,15 +299,20 @@ try {
   };
   log(`measuring: ${N} requests, ${RATE > 0 ? `${RATE}/s open loop over` : ""} ${CONCURRENCY} clients`);
   const countLeft = () => requestsIn(clients[0]!, scn!.namespace);
+  const heapUsed = async () => {
+    const r = await svc!.ops("/metrics");
+    return r.status === 200 ? promSum(r.body, "nodejs_heap_size_used_bytes") : Number.NaN;
+  };
   const checkpointAt = new Map(CHECKPOINTS.map((f) => [Math.max(1, Math.ceil(f * N)), f]));
   const checkpointsTaken: Promise<unknown>[] = [];
   const onSent: OnSent = (sent) => {
     const f = checkpointAt.get(sent);
-    if (f !== undefined) checkpointsTaken.push(series!.checkpoint(`${round(f * 100, 0)} % sent`, countLeft));
+    if (f !== undefined)
+      checkpointsTaken.push(series!.checkpoint(`${round(f * 100, 0)} % sent`, countLeft, heapUsed));
   };
   const batch = await runBatch(clients, scn.namespace, "req", N, tracker, clientStats, onSent);
   await Promise.all(checkpointsTaken);
-  await series.checkpoint("all Succeeded", countLeft);
+  await series.checkpoint("all Succeeded", countLeft, heapUsed);
   const driverCpu = process.cpuUsage(before.driver);
   const after = {
     machine: machineBusySeconds(),
@@ -329,7 +335,7 @@ try {
       requestsLeft: (await clients[0]!.list(resolutionRequests, scn.namespace)).items.length,
       afterSeconds: round(waitMs / 1000, 1),
     };
-    await series.checkpoint(`ttl + 5 s later`, countLeft);
+    await series.checkpoint(`ttl + 5 s later`, countLeft, heapUsed);
   }
   series.stop();
   const sentAt = (pct: number) =>
@@ -456,7 +462,10 @@ try {
         [
           "controller RSS over the run",
           series.checkpoints
-            .map((c) => `${c.label} (${c.t} s): ${c.rssMiB} MiB, ${c.count ?? "?"} requests`)
+            .map(
+              (c) =>
+                `${c.label} (${c.t} s): ${c.rssMiB} MiB (heap used ${c.heapUsedMiB ?? "?"}), ${c.count ?? "?"} requests`,
+            )
             .join("; "),
         ],
         [

@@ -17,6 +17,8 @@ export interface RssCheckpoint extends RssPoint {
   label: string;
   /** the benchmark's own count at that moment (e.g. requests left in the namespace) */
   count?: number;
+  /** the V8 heap in use at that moment, if the benchmark can read it (RSS keeps V8's high-water mark; this does not) */
+  heapUsedMiB?: number;
 }
 
 const MiB = (kib: number) => round(kib / 1024, 1);
@@ -47,13 +49,22 @@ export class RssSeries {
     return p;
   }
 
-  /** Records RSS now under `label`, with the benchmark's count (read by `count`, awaited). */
-  async checkpoint(label: string, count?: () => Promise<number>): Promise<RssCheckpoint | undefined> {
+  /** Records RSS now under `label`, with the benchmark's count and the heap in use in bytes (each read by a function, awaited). */
+  async checkpoint(
+    label: string,
+    count?: () => Promise<number>,
+    heapUsedBytes?: () => Promise<number>,
+  ): Promise<RssCheckpoint | undefined> {
     const p = this.sample();
     if (!p) return undefined;
     const c: RssCheckpoint = { label, ...p };
     this.checkpoints.push(c);
-    if (count) c.count = await count().catch(() => undefined);
+    const [n, heap] = await Promise.all([
+      count?.().catch(() => undefined),
+      heapUsedBytes?.().catch(() => undefined),
+    ]);
+    if (n !== undefined) c.count = n;
+    if (heap !== undefined && Number.isFinite(heap)) c.heapUsedMiB = MiB(heap / 1024);
     return c;
   }
 
