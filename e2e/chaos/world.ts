@@ -77,6 +77,9 @@ export const GLOBAL_TIMEOUT = "20m";
  */
 export const INITIAL_UPDATE_TIMEOUT = "20m";
 
+/** How long a (re)started service may take to answer /readyz. */
+const READY_TIMEOUT_MS = 120_000;
+
 export interface ChaosWorld {
   cp: ControlPlane;
   scn: Scenario;
@@ -190,16 +193,24 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
       const id = await s.identity(name);
       const proxied = join(cp.dir, `chaos-${name}.kubeconfig`);
       writeFileSync(proxied, readFileSync(id.kubeconfig, "utf8").split(cp.server).join(proxy.server));
-      const svc = await s.start(name, {
-        ...env[name],
-        KUBECONFIG: proxied,
-        QUARRY_WATCH_WATCHDOG: watchdog,
-        // as the charts ship them: leader election on, one bucket; a restarted process keeps its
-        // identity, as a container restarted in its pod keeps POD_NAME
-        QUARRY_LEADER_ELECTION: "on",
-        QUARRY_BUCKETS: "1",
-        POD_NAME: `chaos-${name}`,
-      });
+      const svc = await s.start(
+        name,
+        {
+          ...env[name],
+          KUBECONFIG: proxied,
+          QUARRY_WATCH_WATCHDOG: watchdog,
+          // as the charts ship them: leader election on, one bucket; a restarted process keeps its
+          // identity, as a container restarted in its pod keeps POD_NAME
+          QUARRY_LEADER_ELECTION: "on",
+          QUARRY_BUCKETS: "1",
+          POD_NAME: `chaos-${name}`,
+        },
+        {
+          // a kubelet waits as long as it takes: on a machine shared with other runs, a restart's
+          // imports alone took over 30 s (load average ~19 on 2 cores)
+          readyTimeoutMs: READY_TIMEOUT_MS,
+        },
+      );
       current.set(name, svc);
       void svc.exited.then(({ code, signal }) => {
         if (stopping || onPurpose.has(svc)) return;

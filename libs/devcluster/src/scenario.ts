@@ -43,6 +43,8 @@ export interface StartAs {
   entry?: string;
   /** Whose identity it runs under (ServiceAccount and chart rules); the process's own name by default. */
   identity?: string;
+  /** How long it may take to answer /readyz (default 30 s). */
+  readyTimeoutMs?: number;
 }
 
 export interface ScenarioOptions {
@@ -87,6 +89,7 @@ export async function newScenario(prefix: string, opts: ScenarioOptions): Promis
         logFile: join(logsDir, `${namespace}-${service}.log`),
         env: { QUARRY_SYSTEM_NAMESPACE: namespace, QUARRY_WATCH_NAMESPACE: namespace, ...env },
         entry: as.entry,
+        readyTimeoutMs: as.readyTimeoutMs,
       });
       scn.services.push(svc);
       return svc;

@@ -32,6 +32,8 @@ export interface StartServiceOptions {
   env?: Record<string, string>;
   /** Wait until /readyz answers 200 (default true). */
   waitReady?: boolean;
+  /** How long to wait for /readyz (default 30 s). */
+  readyTimeoutMs?: number;
   /** The script to run instead of the service's main.ts (an e2e fixture process hosting several services' code). */
   entry?: string;
 }
@@ -90,7 +92,7 @@ export async function startService(name: string, opts: StartServiceOptions): Pro
     try {
       await Promise.race([
         waitUntil(`${name} /readyz`, async () => (await svc.ops("/readyz")).status === 200, {
-          timeoutMs: 30_000,
+          timeoutMs: opts.readyTimeoutMs ?? 30_000,
         }),
         died,
       ]);
