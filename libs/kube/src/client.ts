@@ -5,12 +5,12 @@
 // not read). This file adds what controllers need and the generated clients
 // make awkward: any resource and subresource by path, JSON merge patch, and
 // watches as async generators with an AbortSignal.
-import { createRequire } from "node:module";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ObjectMeta } from "@quarry/api";
-import { type Dispatcher, fetch } from "undici";
+import { fetch } from "undici";
 import { ApiError } from "./errors.ts";
 import { type Authentication, type Connection, loadConnection } from "./kubeconfig.ts";
+import { libraryConnection, libraryKubeConfig } from "./library-connection.ts";
 import { type ResourceType, resourcePath } from "./resources.ts";
 
 /** The part of any Kubernetes object the runtime relies on (no index signature, so typed API objects fit). */
@@ -290,35 +290,4 @@ export class RestKubeClient implements KubeClient {
       }
     }
   }
-}
-
-type ClientNode = typeof import("@kubernetes/client-node");
-
-function libraryKubeConfig(lib: ClientNode, kubeconfigPath: string | undefined): KubeConfig {
-  const kc = new lib.KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-  else kc.loadFromDefault();
-  return kc;
-}
-
-/**
- * The connection @kubernetes/client-node reads, for kubeconfigs kubeconfig.ts leaves to it (exec
- * plugins, auth providers, proxy-url, several files). Loaded synchronously (require of an ES
- * module) and only here, so processes that never need it never pay its import.
- */
-function libraryConnection(kubeconfigPath?: string): Connection {
-  const lib = createRequire(import.meta.url)("@kubernetes/client-node") as ClientNode;
-  const kc = libraryKubeConfig(lib, kubeconfigPath);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error("kubeconfig has no current cluster");
-  return {
-    server: cluster.server,
-    namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
-    source: `@kubernetes/client-node (context ${kc.getCurrentContext()})`,
-    authenticate: async () => {
-      const ctx = new lib.RequestContext(cluster.server, lib.HttpMethod.GET);
-      await kc.applySecurityAuthentication(ctx);
-      return { headers: { ...ctx.getHeaders() }, dispatcher: ctx.getDispatcher() as Dispatcher | undefined };
-    },
-  };
 }

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createSecureServer } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { fetch } from "undici";
+// the control plane's own test PKI (openssl CLI): a CA and a serving cert for 127.0.0.1
+import { makePki } from "../../devcluster/src/pki.ts";
+import { headersOf, libraryConnection, TlsAgents } from "./library-connection.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "library-connection-test-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test("an exec plugin's kubeconfig: the plugin's token, over HTTP/1.1 even to a server offering HTTP/2", async () => {
+  const pki = makePki(mkdtempSync(join(dir, "pki-")));
+  const h2 = createSecureServer(
+    { cert: readFileSync(pki.servingCert), key: readFileSync(pki.servingKey), allowHTTP1: true },
+    (req, res) =>
+      res.end(JSON.stringify({ version: req.httpVersion, authorization: req.headers.authorization })),
+  );
+  const server = await new Promise<string>((resolve) =>
+    h2.listen(0, "127.0.0.1", () => resolve(`https://127.0.0.1:${(h2.address() as AddressInfo).port}`)),
+  );
+  try {
+    const credential = JSON.stringify({
+      apiVersion: "client.authentication.k8s.io/v1",
+      kind: "ExecCredential",
+      status: { token: "from-plugin" },
+    });
+    const file = join(dir, "exec.kubeconfig");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        "current-context": "ctx",
+        contexts: [{ name: "ctx", context: { cluster: "c", user: "u", namespace: "team-a" } }],
+        clusters: [{ name: "c", cluster: { server, "certificate-authority": pki.caCert } }],
+        users: [
+          {
+            name: "u",
+            user: {
+              exec: {
+                apiVersion: "client.authentication.k8s.io/v1",
+                command: "/bin/sh",
+                args: ["-c", `echo '${credential}'`],
+                interactiveMode: "Never",
+              },
+            },
+          },
+        ],
+      }),
+    );
+    const c = libraryConnection(file);
+    assert.equal(c.readByLibrary, true);
+    assert.equal(c.namespace, "team-a");
+    const first = await c.authenticate();
+    const res = await fetch(c.server, { headers: first.headers, dispatcher: first.dispatcher });
+    assert.deepEqual(await res.json(), { version: "1.1", authorization: "Bearer from-plugin" });
+    // re-authentication keeps the Agent (and its connections) while the TLS material is the same
+    const second = await c.authenticate();
+    assert.equal(second.dispatcher, first.dispatcher);
+  } finally {
+    h2.close();
+  }
+});
+
+test("TlsAgents: the same material keeps its Agent, a rotated certificate gets a new one", () => {
+  const agents = new TlsAgents();
+  const a = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") });
+  assert.equal(agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") }), a);
+  const b = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c2"), key: Buffer.from("k") });
+  assert.notEqual(b, a);
+  assert.notEqual(agents.for({ ca: Buffer.from("ca"), rejectUnauthorized: false }), b);
+});
+
+test("headersOf: the library's headers as strings; username and password as Basic unless a header authorizes", () => {
+  assert.deepEqual(headersOf({ headers: { Authorization: "Bearer t", "X-Multi": ["a", "b"], "X-N": 3 } }), {
+    Authorization: "Bearer t",
+    "X-Multi": "a, b",
+    "X-N": "3",
+  });
+  assert.deepEqual(headersOf({ auth: "alice:secret" }), {
+    Authorization: `Basic ${Buffer.from("alice:secret").toString("base64")}`,
+  });
+  assert.deepEqual(headersOf({ auth: "alice:secret", headers: { authorization: "Bearer t" } }), {
+    authorization: "Bearer t",
+  });
+});
