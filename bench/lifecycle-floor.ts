@@ -59,6 +59,9 @@ const USAGE = `usage: node bench/lifecycle-floor.ts [options]
   --ttl D           the controller's completed-request-ttl (Go duration; default 0 = never delete)
   --rate R          send R requests/s open loop, spread evenly, each on the next client in turn
                     (default 0 = closed loop: each client sends its next once its last is written)
+  --max-in-flight N with --rate: hold the next request back while N are being created and written
+                    (default 500), so an overloaded machine slows the run down instead of piling up
+                    retries in this process; the time held back is reported
 The controller inherits this process's environment, e.g. QUARRY_CONCURRENCY (workers).`;
 
 const { values: flags } = parseArgs({
@@ -66,6 +69,7 @@ const { values: flags } = parseArgs({
     ...loadOptions({ requests: "500", deadline: "300" }),
     ttl: { type: "string", default: "0" },
     rate: { type: "string", default: "0" },
+    "max-in-flight": { type: "string", default: "500" },
   },
 });
 const sizes = loadSizes(flags, USAGE);
@@ -77,6 +81,7 @@ const LOG_LEVEL = flags["log-level"];
 const TTL = flags.ttl;
 const TTL_MS = TTL === "0" ? 0 : parseDuration(TTL);
 const RATE = intFlag("rate", flags.rate, 0, USAGE);
+const MAX_IN_FLIGHT = intFlag("max-in-flight", flags["max-in-flight"], 1, USAGE);
 /** fractions of the measured requests sent at which the controller's RSS and the namespace are read */
 const CHECKPOINTS = [0.1, 0.25, 0.5, 0.75, 1];
 
@@ -118,7 +123,7 @@ interface BatchResult {
   start: number;
   end: number;
   /** open loop (--rate): when the last request was sent, the most in flight at once, the latest send */
-  paced?: { sentSeconds: number; maxInFlight: number; maxLagMs: number };
+  paced?: { sentSeconds: number; maxInFlight: number; maxLagMs: number; heldBackSeconds: number };
 }
 
 /** Called when request number `sent` (1-based) has been sent; open loop only. */
@@ -167,8 +172,15 @@ async function runBatch(
     const inFlight = new Set<Promise<void>>();
     let maxInFlight = 0;
     let maxLagMs = 0;
+    let heldBackMs = 0;
     for (let i = 0; i < n && !run.signal.aborted; i++) {
-      const due = start + (i * 1000) / RATE;
+      if (inFlight.size >= MAX_IN_FLIGHT) {
+        const held = performance.now();
+        while (inFlight.size >= MAX_IN_FLIGHT && !run.signal.aborted) await Promise.race(inFlight);
+        heldBackMs += performance.now() - held;
+      }
+      // after a hold the schedule restarts from now: the run is late, not a burst to catch up
+      const due = start + heldBackMs + (i * 1000) / RATE;
       const wait = due - performance.now();
       if (wait > 0) await sleep(wait);
       maxLagMs = Math.max(maxLagMs, performance.now() - due);
@@ -181,6 +193,7 @@ async function runBatch(
       sentSeconds: round((performance.now() - start) / 1000, 1),
       maxInFlight,
       maxLagMs: round(maxLagMs, 1),
+      heldBackSeconds: round(heldBackMs / 1000, 1),
     };
     await Promise.all(inFlight);
   } else {
@@ -455,7 +468,7 @@ try {
           ? [
               [
                 "open loop",
-                `${RATE}/s: all sent in ${batch.paced.sentSeconds} s (${round(N / batch.paced.sentSeconds, 1)}/s), at most ${batch.paced.maxInFlight} in flight, latest send ${batch.paced.maxLagMs} ms behind`,
+                `${RATE}/s: all sent in ${batch.paced.sentSeconds} s (${round(N / batch.paced.sentSeconds, 1)}/s), at most ${batch.paced.maxInFlight} in flight (held back ${batch.paced.heldBackSeconds} s at ${MAX_IN_FLIGHT}), latest send ${batch.paced.maxLagMs} ms behind`,
               ] as [string, string],
             ]
           : []),
