@@ -2,13 +2,14 @@
 // (KubeClient) so tests can run controllers against FakeKubeClient, and its
 // HTTP implementation: a small generic REST client over a Connection
 // (kubeconfig.ts; @kubernetes/client-node's KubeConfig for what that file does
-// not read). This file adds what controllers need and the generated clients
+// not read) and node:http(s) (http-transport.ts: why not undici's fetch). This file adds what controllers need and the generated clients
 // make awkward: any resource and subresource by path, JSON merge patch, and
 // watches as async generators with an AbortSignal.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ObjectMeta } from "@quarry/api";
-import { fetch } from "undici";
+import type { Dispatcher } from "undici";
 import { ApiError } from "./errors.ts";
+import { type HttpResponse, sendHttp } from "./http-transport.ts";
 import { type Authentication, type Connection, loadConnection } from "./kubeconfig.ts";
 import { libraryConnection, libraryKubeConfig } from "./library-connection.ts";
 import { type ResourceType, resourcePath } from "./resources.ts";
@@ -175,7 +176,7 @@ export class RestKubeClient implements KubeClient {
   }
 
   private async send(method: string, path: string, opts: RequestOptions = {}) {
-    const { headers: authHeaders, dispatcher } = await this.authentication();
+    const { headers: authHeaders, agent, dispatcher } = await this.authentication();
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -189,7 +190,9 @@ export class RestKubeClient implements KubeClient {
     const timeout = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
     const signals = [opts.signal, timeout].filter((x): x is AbortSignal => x !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    const res = await fetch(url, { method, headers, body, dispatcher, signal });
+    const res = dispatcher
+      ? await viaDispatcher(url, { method, headers, body, dispatcher, signal })
+      : await sendHttp(url, { method, headers, body, agent, signal });
     if (!res.ok) {
       const text = await res.text();
       let reason: string | undefined;
@@ -276,11 +279,10 @@ export class RestKubeClient implements KubeClient {
       query: { ...opts, watch: true },
       signal,
     });
-    if (!res.body) return;
     const decoder = new TextDecoder();
     let buffered = "";
     for await (const chunk of res.body) {
-      buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+      buffered += decoder.decode(chunk, { stream: true });
       let nl = buffered.indexOf("\n");
       while (nl >= 0) {
         const line = buffered.slice(0, nl).trim();
@@ -290,4 +292,24 @@ export class RestKubeClient implements KubeClient {
       }
     }
   }
+}
+
+/**
+ * A kubeconfig's proxy-url: undici's fetch through @kubernetes/client-node's dispatcher (its proxy
+ * agents), imported only then.
+ */
+async function viaDispatcher(
+  url: URL,
+  init: { method: string; headers: Record<string, string>; body?: string | undefined } & {
+    dispatcher: Dispatcher;
+    signal?: AbortSignal | undefined;
+  },
+): Promise<HttpResponse> {
+  const { fetch } = await import("undici");
+  const res = await fetch(url, init);
+  const body = res.body;
+  async function* chunks(): AsyncGenerator<Buffer> {
+    if (body) for await (const chunk of body) yield Buffer.from(chunk as Uint8Array);
+  }
+  return { status: res.status, ok: res.ok, text: () => res.text(), body: chunks() };
 }

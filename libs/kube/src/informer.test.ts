@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { createLogger } from "@quarry/observability";
 import { type KubeObject, RestKubeClient } from "./client.ts";
+import { apiserverAgent } from "./http-transport.ts";
 import { Informer } from "./informer.ts";
 import { configMaps } from "./resources.ts";
 import { dropManagedFields } from "./transforms.ts";
@@ -61,11 +62,13 @@ async function fakeApiserver(api: FakeApi): Promise<RestKubeClient> {
       srv.close();
     },
   });
+  const server = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  const agent = apiserverAgent(server);
   return new RestKubeClient({
-    server: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    server,
     namespace: undefined,
     source: "test",
-    authenticate: async () => ({ headers: { Authorization: "Bearer t" }, dispatcher: undefined }),
+    authenticate: async () => ({ headers: { Authorization: "Bearer t" }, agent, tls: {} }),
   });
 }
 

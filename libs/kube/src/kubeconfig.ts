@@ -7,15 +7,25 @@
 // for what this file does not read (exec plugins, auth providers, proxy-url,
 // several files in KUBECONFIG), where it stays the authority.
 import { existsSync, readFileSync } from "node:fs";
+import type { Agent } from "node:http";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import yaml from "js-yaml";
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { apiserverAgent, type TlsMaterial } from "./http-transport.ts";
 
 /** Headers and TLS for one request; re-read after a while (rotated tokens). */
 export interface Authentication {
   headers: Record<string, string>;
-  dispatcher: Dispatcher | undefined;
+  /** node:http(s) Agent with the connection's TLS material: HTTP/1.1, keep-alive (http-transport.ts) */
+  agent: Agent;
+  /** the same TLS material, for a connection made outside the client (the pipe resolver's WebSocket) */
+  tls: TlsMaterial;
+  /**
+   * Set only when the calls must go through @kubernetes/client-node's own undici dispatcher (a
+   * kubeconfig's proxy-url: its HTTP and SOCKS proxy agents); the client then uses undici's fetch.
+   */
+  dispatcher?: Dispatcher;
 }
 
 export interface Connection {
@@ -68,7 +78,7 @@ function inCluster(env: NodeJS.ProcessEnv, saDir: string): Connection | undefine
     server,
     namespace: existsSync(nsFile) ? readFileSync(nsFile, "utf8").trim() : undefined,
     source: "in-cluster service account",
-    authenticate: tokenAuth(() => readFileSync(tokenFile, "utf8").trim(), apiserverAgent({ ca })),
+    authenticate: tokenAuth(() => readFileSync(tokenFile, "utf8").trim(), { ca }, server),
   };
 }
 
@@ -124,13 +134,13 @@ function fromKubeconfig(file: string): Connection | undefined {
     if (path) return readFileSync(isAbsolute(path) ? path : join(base, path));
     return undefined;
   };
-  const dispatcher = apiserverAgent({
+  const tls: TlsMaterial = {
     ca: material(cluster["certificate-authority-data"], cluster["certificate-authority"]),
     cert: material(user["client-certificate-data"], user["client-certificate"]),
     key: material(user["client-key-data"], user["client-key"]),
     rejectUnauthorized: cluster["insecure-skip-tls-verify"] !== true,
     servername: cluster["tls-server-name"],
-  });
+  };
   const tokenFile =
     user.tokenFile && (isAbsolute(user.tokenFile) ? user.tokenFile : join(base, user.tokenFile));
   const token = user.token
@@ -147,27 +157,18 @@ function fromKubeconfig(file: string): Connection | undefined {
     namespace: context?.namespace,
     source: `${file} (context ${contextName ?? "none"})`,
     authenticate: token
-      ? tokenAuth(token, dispatcher)
-      : async (): Promise<Authentication> => ({
-          headers: basic ? { Authorization: basic } : {},
-          dispatcher,
-        }),
+      ? tokenAuth(token, tls, cluster.server)
+      : fixedAuth(basic ? { Authorization: basic } : {}, tls, cluster.server),
   };
 }
 
-/**
- * The one connection pool a process keeps to the apiserver, speaking HTTP/1.1. undici 8 would
- * negotiate HTTP/2 and carry every call (each watch, each Lease renewal, each status write) over a
- * single connection; when that connection dies silently (a dead NAT entry, a hung peer), aborting a
- * watch or a timed-out call only resets its stream, every new call joins the same dead session,
- * and the process never recovers (e2e/chaos: frozen apiserver connections). Over HTTP/1.1 each
- * watch has its own socket, and an aborted call (the informer's watchdog, the 30 s deadline)
- * destroys the socket it was on, so the next attempt dials a fresh one.
- */
-export function apiserverAgent(connect: Agent.Options["connect"]): Agent {
-  return new Agent({ allowH2: false, connect });
+/** One Agent (one connection pool) for the connection's life; the headers re-read each time. */
+function tokenAuth(token: () => string, tls: TlsMaterial, server: string): () => Promise<Authentication> {
+  const agent = apiserverAgent(server, tls);
+  return async () => ({ headers: { Authorization: `Bearer ${token()}` }, agent, tls });
 }
 
-function tokenAuth(token: () => string, dispatcher: Dispatcher): () => Promise<Authentication> {
-  return async () => ({ headers: { Authorization: `Bearer ${token()}` }, dispatcher });
+function fixedAuth(headers: Record<string, string>, tls: TlsMaterial, server: string) {
+  const agent = apiserverAgent(server, tls);
+  return async (): Promise<Authentication> => ({ headers, agent, tls });
 }

@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { fetch } from "undici";
 // the control plane's own test PKI (openssl CLI): a CA and a serving cert for 127.0.0.1
 import { makePki } from "../../devcluster/src/pki.ts";
+import { sendHttp } from "./http-transport.ts";
 import { headersOf, libraryConnection, TlsAgents } from "./library-connection.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "library-connection-test-"));
@@ -57,23 +57,33 @@ test("an exec plugin's kubeconfig: the plugin's token, over HTTP/1.1 even to a s
     assert.equal(c.readByLibrary, true);
     assert.equal(c.namespace, "team-a");
     const first = await c.authenticate();
-    const res = await fetch(c.server, { headers: first.headers, dispatcher: first.dispatcher });
-    assert.deepEqual(await res.json(), { version: "1.1", authorization: "Bearer from-plugin" });
+    assert.equal(first.dispatcher, undefined);
+    const res = await sendHttp(new URL(c.server), {
+      method: "GET",
+      headers: first.headers,
+      agent: first.agent,
+    });
+    assert.deepEqual(JSON.parse(await res.text()), { version: "1.1", authorization: "Bearer from-plugin" });
     // re-authentication keeps the Agent (and its connections) while the TLS material is the same
     const second = await c.authenticate();
-    assert.equal(second.dispatcher, first.dispatcher);
+    assert.equal(second.agent, first.agent);
+    first.agent.destroy();
   } finally {
     h2.close();
   }
 });
 
 test("TlsAgents: the same material keeps its Agent, a rotated certificate gets a new one", () => {
-  const agents = new TlsAgents();
-  const a = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") });
-  assert.equal(agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") }), a);
+  const agents = new TlsAgents("https://127.0.0.1:6443");
+  const a = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") }).agent;
+  assert.equal(
+    agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") }).agent,
+    a,
+  );
   const b = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c2"), key: Buffer.from("k") });
-  assert.notEqual(b, a);
-  assert.notEqual(agents.for({ ca: Buffer.from("ca"), rejectUnauthorized: false }), b);
+  assert.notEqual(b.agent, a);
+  assert.deepEqual(b.tls.cert, Buffer.from("c2"));
+  assert.notEqual(agents.for({ ca: Buffer.from("ca"), rejectUnauthorized: false }).agent, b.agent);
 });
 
 test("headersOf: the library's headers as strings; username and password as Basic unless a header authorizes", () => {

@@ -8,14 +8,17 @@
 // undici Agent offers HTTP/2 by ALPN, and over HTTP/2 every call of a process
 // shares one connection, so one frozen connection holds every watch (the chaos
 // suite's finding, docs/testing.md). The TLS material it computes is given to
-// an HTTP/1.1 Agent of ours instead, the same as kubeconfig.ts builds. Only a
-// proxy-url keeps the library's own dispatcher (its proxy and SOCKS agents).
+// an HTTP/1.1 node:https Agent of ours instead, the same as kubeconfig.ts
+// builds (http-transport.ts). Only a proxy-url keeps the library's own
+// dispatcher (its proxy and SOCKS agents), and with it undici's fetch.
 import { createHash } from "node:crypto";
+import type { Agent } from "node:http";
 import type { RequestOptions } from "node:https";
 import { createRequire } from "node:module";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { Agent, Dispatcher } from "undici";
-import { type Authentication, apiserverAgent, type Connection } from "./kubeconfig.ts";
+import type { Dispatcher } from "undici";
+import { apiserverAgent, type TlsMaterial } from "./http-transport.ts";
+import type { Authentication, Connection } from "./kubeconfig.ts";
 
 type ClientNode = typeof import("@kubernetes/client-node");
 
@@ -31,7 +34,7 @@ export function libraryConnection(kubeconfigPath?: string): Connection {
   const kc = libraryKubeConfig(lib, kubeconfigPath);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error("kubeconfig has no current cluster");
-  const agents = new TlsAgents();
+  const agents = new TlsAgents(cluster.server);
   return {
     server: cluster.server,
     namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
@@ -41,15 +44,13 @@ export function libraryConnection(kubeconfigPath?: string): Connection {
       if (cluster.proxyUrl) {
         const ctx = new lib.RequestContext(cluster.server, lib.HttpMethod.GET);
         await kc.applySecurityAuthentication(ctx);
-        return {
-          headers: { ...ctx.getHeaders() },
-          dispatcher: ctx.getDispatcher() as Dispatcher | undefined,
-        };
+        const dispatcher = ctx.getDispatcher() as Dispatcher | undefined;
+        return { headers: { ...ctx.getHeaders() }, ...agents.for({}), ...(dispatcher ? { dispatcher } : {}) };
       }
       // runs the exec plugin or auth provider (the library caches their credentials until they expire)
       const opts: RequestOptions = {};
       await kc.applyToHTTPSOptions(opts);
-      return { headers: headersOf(opts), dispatcher: agents.for(opts) };
+      return { headers: headersOf(opts), ...agents.for(opts) };
     },
   };
 }
@@ -69,14 +70,19 @@ export function headersOf(opts: RequestOptions): Record<string, string> {
 
 /**
  * One HTTP/1.1 Agent per distinct TLS material: a plugin that rotates its client certificate gets
- * a new Agent (the old one closes once its requests are done); the same material keeps its Agent
- * and its connections across the periodic re-authentication.
+ * a new Agent; the same material keeps its Agent and its connections across the periodic
+ * re-authentication.
  */
 export class TlsAgents {
-  private current: { key: string; agent: Agent } | undefined;
+  private readonly server: string;
+  private current: { key: string; agent: Agent; tls: TlsMaterial } | undefined;
 
-  for(opts: RequestOptions): Agent {
-    const tls = {
+  constructor(server: string) {
+    this.server = server;
+  }
+
+  for(opts: RequestOptions): { agent: Agent; tls: TlsMaterial } {
+    const tls: TlsMaterial = {
       ca: opts.ca,
       cert: opts.cert,
       key: opts.key,
@@ -86,11 +92,14 @@ export class TlsAgents {
       servername: opts.servername,
     };
     const key = createHash("sha256").update(JSON.stringify(tls, bytesAsBase64)).digest("hex");
-    if (this.current?.key === key) return this.current.agent;
-    const previous = this.current?.agent;
-    this.current = { key, agent: apiserverAgent(tls) };
-    void previous?.close().catch(() => {});
-    return this.current.agent;
+    if (this.current?.key !== key) {
+      const previous = this.current?.agent;
+      this.current = { key, agent: apiserverAgent(this.server, tls), tls };
+      // node's Agent has no graceful close: calls under way (watches) keep the old material for a
+      // minute, then their sockets go and they reconnect with the new one
+      if (previous) setTimeout(() => previous.destroy(), 60_000).unref();
+    }
+    return { agent: this.current.agent, tls: this.current.tls };
   }
 }
 

@@ -12,7 +12,18 @@ import { X509Certificate } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import { rootCertificates } from "node:tls";
 import { ConfigError } from "@quarry/kube";
-import { Agent, type Dispatcher, ProxyAgent, fetch as undiciFetch } from "undici";
+import type { Dispatcher } from "undici";
+
+type Undici = typeof import("undici");
+/**
+ * npm undici, imported on the first egress call, not at start: importing it costs a process
+ * ~13 MiB of RSS, and a resolver that never fetches through egress (cluster, pipe) never pays it.
+ */
+let undici: Promise<Undici> | undefined;
+const loadUndici = (): Promise<Undici> => {
+  undici ??= import("undici");
+  return undici;
+};
 
 export const EGRESS_KEYS = {
   caBundle: "ca-bundle",
@@ -169,7 +180,7 @@ function inCidr(host: string, cidr: string): boolean {
 export class EgressDispatchers {
   private readonly byKey = new Map<string, Dispatcher>();
 
-  for(url: string | URL, egress: Egress): Dispatcher {
+  for(url: string | URL, egress: Egress, { Agent, ProxyAgent }: Undici): Dispatcher {
     const proxy = proxyFor(url, egress);
     const key = `${proxy ?? ""}\n${egress.caBundle ?? ""}`;
     let d = this.byKey.get(key);
@@ -220,11 +231,12 @@ export function egressFetch(current: () => Egress, dispatchers = new EgressDispa
         `refusing to send credentials to ${url.host} over plain http through proxy ${redactUrl(proxy)}: use https, or list ${url.hostname} in no-proxy`,
       );
     }
+    const lib = await loadUndici();
     try {
       // undici's own fetch: the dispatcher option is the npm undici's class
-      const res = await undiciFetch(url, {
-        ...(init as Parameters<typeof undiciFetch>[1]),
-        dispatcher: dispatchers.for(url, egress),
+      const res = await lib.fetch(url, {
+        ...(init as Parameters<Undici["fetch"]>[1]),
+        dispatcher: dispatchers.for(url, egress, lib),
       });
       return res as unknown as Response;
     } catch (err) {

@@ -6,10 +6,9 @@
 // refusals, a socket closed without a status, an abort mid-stream.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import { Agent, createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { Agent } from "undici";
 import type { ExecOutcome } from "./copy.ts";
 import { webSocketExec } from "./ws-exec.ts";
 
@@ -72,7 +71,9 @@ server.on("upgrade", (req: IncomingMessage, socket: Socket) => {
   script.run(socket, req);
 });
 
-const agent = new Agent({ allowH2: false });
+// the client's own Agent is for its REST calls; the WebSocket gets an undici Agent for the same TLS material
+const agent = new Agent({ keepAlive: true });
+const tls = {};
 let exec: ReturnType<typeof webSocketExec>;
 
 before(async () => {
@@ -81,7 +82,7 @@ before(async () => {
   exec = webSocketExec(
     {
       server: `http://127.0.0.1:${port}`,
-      authenticate: async () => ({ headers: { Authorization: "Bearer t0ken" }, dispatcher: agent }),
+      authenticate: async () => ({ headers: { Authorization: "Bearer t0ken" }, agent, tls }),
     },
     { closeGraceMs: 200 },
   );
@@ -89,7 +90,7 @@ before(async () => {
 after(async () => {
   for (const s of sockets) s.destroy();
   await new Promise((r) => server.close(r));
-  await agent.close();
+  agent.destroy();
 });
 
 async function run(

@@ -1,7 +1,7 @@
 // ExecFn over the pods/exec subresource: npm undici's WebSocket, the channel
 // protocol of exec-channels.ts, and the client's own Authentication (its
-// Authorization header, and its Agent, which holds the CA and client
-// certificate). No @kubernetes/client-node: importing it cost the pipe
+// Authorization header, and its TLS material: the CA and client certificate,
+// on an undici Agent of this file's, one per material). No @kubernetes/client-node: importing it cost the pipe
 // resolver ~85 MiB of RSS, and importing it on the first exec instead was too
 // slow under load (see docs/decisions.md). kube-exec.ts keeps the library's
 // exec for the kubeconfigs only it reads.
@@ -11,7 +11,7 @@
 // upgrade request came to, so a refusal still names the apiserver's status.
 import type { Duplex } from "node:stream";
 import type { Authentication } from "@quarry/kube";
-import { type Dispatcher, getGlobalDispatcher, WebSocket } from "undici";
+import { Agent, type Dispatcher, WebSocket } from "undici";
 import type { ExecFn, ExecOutcome } from "./copy.ts";
 import {
   ChannelDemux,
@@ -71,18 +71,33 @@ function watchHandshake(seen: Seen): Dispatcher.DispatcherComposeInterceptor {
     });
 }
 
+/**
+ * The undici Agent for a connection's TLS material: the client keeps one material object per
+ * Agent of its own, so keying by it keeps one undici Agent (and its connections) per material.
+ */
+const tlsAgents = new WeakMap<Authentication["tls"], Agent>();
+function undiciAgentFor(tls: Authentication["tls"]): Agent {
+  let agent = tlsAgents.get(tls);
+  if (!agent) {
+    const set = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined));
+    agent = new Agent({ allowH2: false, connect: set });
+    tlsAgents.set(tls, agent);
+  }
+  return agent;
+}
+
 export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: number } = {}): ExecFn {
   const closeGraceMs = opts.closeGraceMs ?? CLOSE_GRACE_MS;
   return async (target, command, io) => {
     io.signal.throwIfAborted();
-    const { headers, dispatcher } = await endpoint.authenticate();
+    const { headers, dispatcher, tls } = await endpoint.authenticate();
     io.signal.throwIfAborted();
     const where = `exec in pod ${target.namespace}/${target.pod}`;
     const seen: Seen = { handshake: { kind: "pending" } };
     const ws = new WebSocket(webSocketUrl(endpoint.server, execPath(target, command)), {
       protocols: [...EXEC_PROTOCOLS],
       headers,
-      dispatcher: (dispatcher ?? getGlobalDispatcher()).compose(watchHandshake(seen)),
+      dispatcher: (dispatcher ?? undiciAgentFor(tls)).compose(watchHandshake(seen)),
     });
     ws.binaryType = "arraybuffer";
     const demux = new ChannelDemux(io.stdout, io.stderr);
