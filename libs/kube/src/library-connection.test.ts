@@ -74,16 +74,18 @@ test("an exec plugin's kubeconfig: the plugin's token, over HTTP/1.1 even to a s
 });
 
 test("TlsAgents: the same material keeps its Agent, a rotated certificate gets a new one", () => {
+  const one = makePki(mkdtempSync(join(dir, "rot-1-")));
+  const two = makePki(mkdtempSync(join(dir, "rot-2-")));
+  const ca = readFileSync(one.caCert);
+  const first = { ca, cert: readFileSync(one.servingCert), key: readFileSync(one.servingKey) };
   const agents = new TlsAgents("https://127.0.0.1:6443");
-  const a = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") }).agent;
-  assert.equal(
-    agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c1"), key: Buffer.from("k") }).agent,
-    a,
-  );
-  const b = agents.for({ ca: Buffer.from("ca"), cert: Buffer.from("c2"), key: Buffer.from("k") });
+  const a = agents.for(first).agent;
+  assert.equal(agents.for({ ...first, cert: Buffer.from(first.cert) }).agent, a);
+  const rotated = { ca, cert: readFileSync(two.servingCert), key: readFileSync(two.servingKey) };
+  const b = agents.for(rotated);
   assert.notEqual(b.agent, a);
-  assert.deepEqual(b.tls.cert, Buffer.from("c2"));
-  assert.notEqual(agents.for({ ca: Buffer.from("ca"), rejectUnauthorized: false }).agent, b.agent);
+  assert.deepEqual(b.tls.cert, rotated.cert);
+  assert.notEqual(agents.for({ ca, rejectUnauthorized: false }).agent, b.agent);
 });
 
 test("headersOf: the library's headers as strings; username and password as Basic unless a header authorizes", () => {

@@ -25,9 +25,17 @@ interface Entry {
   url: string;
   bytes: number;
   lastUsed: number;
+  /** when lastUsed was last written to the directory's mtime (what a restart reads back) */
+  stamped: number;
   users: number;
   lock: Promise<void>;
 }
+
+/**
+ * The directory's mtime carries lastUsed across restarts (eviction order); a minute's precision is
+ * plenty for that, and a burst of reads then costs one utimes, not one per read.
+ */
+const STAMP_EVERY_MS = 60_000;
 
 export interface ObjectCacheOptions {
   root: string;
@@ -85,6 +93,7 @@ export class ObjectCache {
           url,
           bytes: await duBytes(dir),
           lastUsed: st.mtimeMs,
+          stamped: st.mtimeMs,
           users: 0,
           lock: Promise.resolve(),
         });
@@ -108,8 +117,11 @@ export class ObjectCache {
     }
     entry.users++;
     entry.lastUsed = this.now();
-    const t = new Date(entry.lastUsed);
-    void utimes(entry.dir, t, t).catch(() => {});
+    if (entry.lastUsed - entry.stamped >= STAMP_EVERY_MS) {
+      entry.stamped = entry.lastUsed;
+      const t = new Date(entry.lastUsed);
+      void utimes(entry.dir, t, t).catch(() => {});
+    }
     return this.handle(entry);
   }
 
@@ -169,6 +181,7 @@ export class ObjectCache {
         url,
         bytes: await duBytes(dir),
         lastUsed: this.now(),
+        stamped: this.now(),
         users: 0,
         lock: Promise.resolve(),
       };
