@@ -17,6 +17,10 @@ const server = createServer((req, res) => {
     res.write('{"type":"ADDED"}\n');
     open.push(res);
     streamSocket = req.socket;
+  } else if (req.url === "/slow-stream") {
+    // a quiet watch: a line, a pause longer than the idle timeout, another line, the end
+    res.write("one\n");
+    setTimeout(() => res.end("two\n"), 400);
   } else if (req.url === "/echo") {
     let body = "";
     req.on("data", (c) => (body += c));
@@ -134,4 +138,22 @@ test("https: one SecureContext for every connection of the Agent; a plain Agent 
   assert.ok(options.secureContext, "a SecureContext made once");
   assert.equal(options.rejectUnauthorized, false);
   assert.equal("servername" in options, false);
+});
+
+test("an idle kept-alive socket is closed after the idle time; a quiet stream in use is not cut", async () => {
+  const agent = apiserverAgent(base, {}, 100);
+  const res = await sendHttp(new URL(`${base}/slow-stream`), { method: "GET", headers: {}, agent });
+  assert.equal(await res.text(), "one\ntwo\n");
+  const pooled = Object.values(agent.freeSockets).flat();
+  assert.equal(pooled.length, 1, "the socket went back to the pool");
+  const socket = pooled[0];
+  assert.ok(socket);
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("the idle socket stayed open")), 2000);
+    socket.on("close", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+  agent.destroy();
 });

@@ -21,17 +21,28 @@ export type TlsMaterial = Pick<
 >;
 
 /**
- * An Agent for `server`: keep-alive, HTTP/1.1, and for https the TLS material in one
- * SecureContext made here. Without it node:tls builds a context (parsing the CA and the client
- * certificate) for every new connection, which a burst opening sockets by the dozen paid each time.
+ * How long a kept-alive socket may sit idle in the pool before it is closed (undici's default
+ * keepAliveTimeout, which this transport replaced). A pool that keeps idle sockets for good keeps
+ * the ones a dead NAT entry froze too: after the chaos suite froze every connection, each new call
+ * drew a frozen idle socket and waited out its 30 s deadline before a fresh one was dialled.
  */
-export function apiserverAgent(server: string, tls: TlsMaterial = {}): HttpAgent {
-  if (new URL(server).protocol === "http:") return new HttpAgent({ keepAlive: true });
+const IDLE_SOCKET_MS = 4_000;
+
+/**
+ * An Agent for `server`: keep-alive (idle sockets closed after `idleMs`), HTTP/1.1, and for https
+ * the TLS material in one SecureContext made here. Without it node:tls builds a context (parsing
+ * the CA and the client certificate) for every new connection, which a burst opening sockets by
+ * the dozen paid each time. A socket in use is never timed out by the Agent (a quiet watch is
+ * the informer watchdog's business).
+ */
+export function apiserverAgent(server: string, tls: TlsMaterial = {}, idleMs = IDLE_SOCKET_MS): HttpAgent {
+  if (new URL(server).protocol === "http:") return new HttpAgent({ keepAlive: true, timeout: idleMs });
   const { rejectUnauthorized, servername, ...material } = tls;
   // undefined values would override node:tls's defaults; pass only what is set
   const set = Object.fromEntries(Object.entries(material).filter(([, v]) => v !== undefined));
   return new HttpsAgent({
     keepAlive: true,
+    timeout: idleMs,
     secureContext: createSecureContext(set),
     ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
     ...(servername === undefined ? {} : { servername }),
