@@ -31,6 +31,11 @@ export interface PodFileReader {
    * copied. Throws for a failure of the connection itself (retried as transient).
    */
   read(target: PodRef, path: string, opts: { maxBytes: number; signal: AbortSignal }): Promise<FileRead>;
+  /**
+   * A copy is coming (a pipe pod was just created): get the connection ready in the background
+   * while the pod runs, so the copy's step does not pay for it. Optional; never throws.
+   */
+  prepare?(): void;
 }
 
 export interface ExecOutcome {
@@ -47,7 +52,10 @@ export interface ExecIO {
 }
 
 /** Runs a command in a container (no stdin, no tty) and resolves with its exit once the stream has ended. */
-export type ExecFn = (target: PodRef, command: readonly string[], io: ExecIO) => Promise<ExecOutcome>;
+export type ExecFn = ((target: PodRef, command: readonly string[], io: ExecIO) => Promise<ExecOutcome>) & {
+  /** What PodFileReader.prepare asks of the exec (ws-exec.ts: its connection, ahead of the first exec). */
+  prepare?: () => void;
+};
 
 /** What of tar's stderr is kept for messages: paths and reasons, never file content. */
 const MAX_STDERR_BYTES = 4096;
@@ -70,6 +78,10 @@ export class TarPodFileReader implements PodFileReader {
 
   constructor(exec: ExecFn) {
     this.exec = exec;
+  }
+
+  prepare(): void {
+    this.exec.prepare?.();
   }
 
   async read(

@@ -338,6 +338,8 @@ export class PipeResolver implements Resolver {
     try {
       const created = await ctx.client.create<PodObject>(pods, p.pod as PodObject);
       ctx.log.info({ pod: p.podName }, "pipe pod created");
+      // the copy comes once the pod's init container is done: ready its connection meanwhile
+      this.opts.files.prepare?.();
       return created;
     } catch (err) {
       if (isApiError(err, 403)) throw forbidden("create", "pods", ctx.namespace);

@@ -37,7 +37,13 @@ interface Seen {
 let script: { protocol?: string; refuse?: number; run: Script } = { run: () => {} };
 const seen: Seen[] = [];
 const sockets = new Set<Socket>();
-const server = createServer((_req, res) => res.writeHead(426).end());
+/** plain requests (the warm-up's GET /version): method, path and Authorization */
+const plain: string[] = [];
+const server = createServer((req, res) => {
+  plain.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+  if (req.url === "/version") res.end('{"major":"1"}');
+  else res.writeHead(426).end();
+});
 server.on("upgrade", (req: IncomingMessage, socket: Socket) => {
   sockets.add(socket);
   socket.on("close", () => sockets.delete(socket));
@@ -217,5 +223,18 @@ describe("webSocketExec", () => {
     const r = await run({ run: () => {} }, abort.signal);
     await assert.rejects(r.outcome, { message: "deadline" });
     assert.equal(seen.length, before);
+  });
+});
+
+describe("prepare", () => {
+  it("readies the connection once, with a GET /version carrying the client's Authorization", async () => {
+    plain.length = 0;
+    assert.ok(exec.prepare, "the WebSocket exec can be prepared");
+    exec.prepare();
+    exec.prepare();
+    const deadline = Date.now() + 5000;
+    while (plain.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(plain, ["GET /version Bearer t0ken"]);
   });
 });

@@ -11,7 +11,7 @@
 // upgrade request came to, so a refusal still names the apiserver's status.
 import type { Duplex } from "node:stream";
 import type { Authentication } from "@quarry/kube";
-import { Agent, type Dispatcher, WebSocket } from "undici";
+import { Agent, type Dispatcher, fetch as undiciFetch, WebSocket } from "undici";
 import type { ExecFn, ExecOutcome } from "./copy.ts";
 import {
   ChannelDemux,
@@ -86,9 +86,33 @@ function undiciAgentFor(tls: Authentication["tls"]): Agent {
   return agent;
 }
 
+/**
+ * Readies undici for the first exec, in the background: its Agent for the connection's TLS
+ * material, a kept-alive connection, and its HTTP/1.1 parser, which undici compiles from
+ * WebAssembly on its first request (~70 ms on an idle machine, seconds on a loaded one). Since the
+ * apiserver calls no longer go through undici (libs/kube http-transport.ts), nothing else has done
+ * this by the first copy, and a first copy that paid for it under CI load took a step over e2e
+ * `pipe-load`'s 5 s bound. Done on the first pipe pod, not at start, so a resolver without pipe
+ * work does not carry undici's parser (~15 MiB). A GET of /version, which every client may read.
+ */
+function warmUp(endpoint: ExecEndpoint): Promise<void> {
+  return (async () => {
+    const { headers, dispatcher, tls } = await endpoint.authenticate();
+    const res = await undiciFetch(`${endpoint.server.replace(/\/$/, "")}/version`, {
+      headers,
+      dispatcher: dispatcher ?? undiciAgentFor(tls),
+      signal: AbortSignal.timeout(30_000),
+    });
+    await res.arrayBuffer();
+  })().catch(() => {
+    // a failed warm-up costs nothing: the exec itself reports what is wrong
+  });
+}
+
 export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: number } = {}): ExecFn {
   const closeGraceMs = opts.closeGraceMs ?? CLOSE_GRACE_MS;
-  return async (target, command, io) => {
+  let warmed: Promise<void> | undefined;
+  const exec: ExecFn = async (target, command, io) => {
     io.signal.throwIfAborted();
     const { headers, dispatcher, tls } = await endpoint.authenticate();
     io.signal.throwIfAborted();
@@ -146,4 +170,8 @@ export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: num
       });
     });
   };
+  exec.prepare = () => {
+    warmed ??= warmUp(endpoint);
+  };
+  return exec;
 }
