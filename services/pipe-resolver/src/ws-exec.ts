@@ -111,7 +111,7 @@ function warmUp(endpoint: ExecEndpoint): Promise<void> {
 
 export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: number } = {}): ExecFn {
   const closeGraceMs = opts.closeGraceMs ?? CLOSE_GRACE_MS;
-  let warmed: Promise<void> | undefined;
+  let prepared = false;
   const exec: ExecFn = async (target, command, io) => {
     io.signal.throwIfAborted();
     const { headers, dispatcher, tls } = await endpoint.authenticate();
@@ -171,7 +171,9 @@ export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: num
     });
   };
   exec.prepare = () => {
-    warmed ??= warmUp(endpoint);
+    if (prepared) return;
+    prepared = true;
+    void warmUp(endpoint);
   };
   return exec;
 }
