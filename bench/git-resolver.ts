@@ -81,6 +81,7 @@ const USAGE = `usage: node bench/git-resolver.ts [options]
   --no-floor        skip the same-run lifecycle floor (compare with docs/performance.md only)
   --lifecycle-timeout D  the git namespace's lifecycle-controller default-maximum-resolution-timeout
                     (default 10m, so a backlog is measured rather than cut off; Tekton's and Quarry's default is 1m)
+  --git-config K=V  set key K of git-resolver-config to V (repeatable), e.g. ref-lookup-interval=0
   --cpu-prof DIR    write a CPU profile of the git-resolver process to DIR (node --cpu-prof)
   --git-rss         run the resolver's git under /usr/bin/time to record every git process's peak RSS
                     (adds a shell and a time process per git call)
@@ -107,6 +108,7 @@ const { values: flags } = parseArgs({
     "tree-sample-ms": { type: "string", default: "250" },
     "lifecycle-timeout": { type: "string", default: "10m" },
     "cpu-prof": { type: "string" },
+    "git-config": { type: "string", multiple: true, default: [] },
     "closed-loop": { type: "boolean", default: false },
   },
 });
@@ -141,6 +143,20 @@ let shim: GitTimeShim | undefined;
 const services = new BenchServices(run, LOG_LEVEL);
 const cacheDir = mkdtempSync(join(tmpdir(), "quarry-bench-git-cache-"));
 let exitCode = 1;
+
+/** --git-config K=V flags as ConfigMap data. */
+function gitConfigFlags(pairs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) {
+      console.error(`--git-config ${JSON.stringify(pair)}: expected KEY=VALUE\n${USAGE}`);
+      process.exit(2);
+    }
+    out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return out;
+}
 
 /** With --closed-loop: waits until the watch has seen the request finish (the client's next create waits). */
 async function untilSettled(s: Sample, signal: AbortSignal): Promise<void> {
@@ -213,7 +229,12 @@ try {
 
   // ---- the git resolver ----
   const scn = await newScenario("bench-git", { cp: info });
-  await configureGitNamespace(scn, gitServer, flags["lifecycle-timeout"]);
+  await configureGitNamespace(
+    scn,
+    gitServer,
+    flags["lifecycle-timeout"],
+    gitConfigFlags(flags["git-config"]),
+  );
   const lc = await services.start(scn, "lifecycle-controller");
   if (flags["git-rss"]) shim = new GitTimeShim();
   const cpuProf = flags["cpu-prof"];
@@ -434,6 +455,7 @@ try {
       gitRss: flags["git-rss"],
       treeSampleMs: TREE_SAMPLE_MS,
       lifecycleTimeout: flags["lifecycle-timeout"],
+      gitConfig: gitConfigFlags(flags["git-config"]),
       closedLoop: flags["closed-loop"],
       logLevel: LOG_LEVEL,
       controllerConcurrency: process.env.QUARRY_CONCURRENCY ?? `${settingsFromEnv({}).concurrency} (default)`,

@@ -94,7 +94,8 @@ export async function buildGitWorkload(
 }
 
 /**
- * The git namespace's ConfigMaps: the resolver may fetch from the fixture server only, and the
+ * The git namespace's ConfigMaps: the resolver may fetch from the fixture server only (plus any
+ * other `gitConfig` keys, e.g. a benchmark's A/B of `ref-lookup-interval`), and the
  * lifecycle controller's global timeout is `lifecycleTimeout`, so a burst's backlog is measured
  * rather than cut off at Tekton's 1m.
  */
@@ -102,9 +103,10 @@ export async function configureGitNamespace(
   scn: Scenario,
   server: GitServer,
   lifecycleTimeout: string,
+  gitConfig: Record<string, string> = {},
 ): Promise<void> {
   const allowed = `${server.baseUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/.*`;
-  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed });
+  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed, ...gitConfig });
   await setConfig(scn, "lifecycle-controller-config", {
     "default-maximum-resolution-timeout": lifecycleTimeout,
   });

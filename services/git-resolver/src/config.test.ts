@@ -7,6 +7,7 @@ test("empty config gives the defaults", () => {
   const c = parseGitConfig({});
   assert.deepEqual(c.base, defaultGitConfig.base);
   assert.equal(c.maxCacheBytes, 2 * 1024 ** 3);
+  assert.equal(c.refLookupIntervalMs, 500);
   assert.deepEqual(c.allowedUrls, []);
   assert.equal(c.namespaceUrls, undefined);
 });
@@ -25,6 +26,7 @@ test("Tekton's keys, Quarry's keys, and the runtime's keys left alone", () => {
       "team-a: https://git\\.internal/team-a/.*\n'*': [https://github\\.com/tektoncd/.*]\n",
     "max-repository-size": "100Mi",
     "max-cache-size": "1Gi",
+    "ref-lookup-interval": "250ms",
     "resolution-timeout": "20s",
     "default-cache-mode": "always",
     "default-org": "tektoncd",
@@ -44,6 +46,8 @@ test("Tekton's keys, Quarry's keys, and the runtime's keys left alone", () => {
   assert.deepEqual([...c.namespaceUrls!.keys()], ["team-a", "*"]);
   assert.equal(c.maxRepositoryBytes, 100 * 1024 ** 2);
   assert.equal(c.maxCacheBytes, 1024 ** 3);
+  assert.equal(c.refLookupIntervalMs, 250);
+  assert.equal(parseGitConfig({ "ref-lookup-interval": "0" }).refLookupIntervalMs, 0, "0: back to back");
 });
 
 test("configKey overrides (Tekton's <configKey>.<key>)", () => {
@@ -80,6 +84,8 @@ test("bad values throw ConfigError naming the key", () => {
     [{ "namespace-allowed-urls": "a: [" }, /^namespace-allowed-urls: not YAML/],
     [{ "max-repository-size": "lots" }, /^max-repository-size: must be a size like 512Mi/],
     [{ "max-cache-size": "-1Gi" }, /^max-cache-size: must be a size/],
+    [{ "ref-lookup-interval": "often" }, /^ref-lookup-interval: invalid duration/],
+    [{ "ref-lookup-interval": "2m" }, /^ref-lookup-interval: must be at most 1m/],
     [{ "team.allowed-urls": ".*" }, /^team\.allowed-urls: allowed-urls cannot be set per configKey/],
     [{ "a.b.fetch-timeout": "1s" }, /^a\.b\.fetch-timeout: expected <configKey>\.<key> with a single dot/],
   ];

@@ -4,7 +4,14 @@
 // bad one throws ConfigError naming the key, so the runtime keeps the last
 // good config. Keys this file does not know are left alone: the runtime's own
 // keys (resolution-timeout, default-cache-mode, ...) share the ConfigMap.
-import { ConfigError, configDuration, configPattern, configPatterns, parseSize } from "@quarry/kube";
+import {
+  ConfigError,
+  configDuration,
+  configPattern,
+  configPatterns,
+  parseDuration,
+  parseSize,
+} from "@quarry/kube";
 import { parseCaBundle, parseProxyUrl } from "@quarry/resolver-sdk";
 import yaml from "js-yaml";
 
@@ -40,6 +47,11 @@ export interface GitConfig {
   maxRepositoryBytes: number;
   /** Budget for the whole on-disk cache; least recently used repositories are evicted past it. */
   maxCacheBytes: number;
+  /**
+   * Under a burst, lookups of one ref by one tenant start at most once per this interval; every
+   * request is still answered by a lookup that started after it arrived (0 = back to back).
+   */
+  refLookupIntervalMs: number;
 }
 
 export const KEYS = {
@@ -55,6 +67,7 @@ export const KEYS = {
   namespaceUrls: "namespace-allowed-urls",
   maxRepositorySize: "max-repository-size",
   maxCacheSize: "max-cache-size",
+  refLookupInterval: "ref-lookup-interval",
 } as const;
 
 /** Tekton's keys for its SCM-API mode (repo+org), which Quarry does not implement yet: accepted, unused. */
@@ -95,6 +108,7 @@ export const defaultGitConfig: GitConfig = {
   namespaceUrls: undefined,
   maxRepositoryBytes: 512 * 1024 ** 2,
   maxCacheBytes: 2 * 1024 ** 3,
+  refLookupIntervalMs: 500,
 };
 
 export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfig {
@@ -127,6 +141,7 @@ export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfi
     maxRepositoryBytes:
       size(KEYS.maxRepositorySize, data[KEYS.maxRepositorySize]) ?? defaultGitConfig.maxRepositoryBytes,
     maxCacheBytes: size(KEYS.maxCacheSize, data[KEYS.maxCacheSize]) ?? defaultGitConfig.maxCacheBytes,
+    refLookupIntervalMs: interval(KEYS.refLookupInterval, data[KEYS.refLookupInterval]),
   };
 }
 
@@ -185,6 +200,19 @@ function namespaceRules(raw: string | undefined): Map<string, RegExp[]> | undefi
     );
   }
   return rules;
+}
+
+/** A Go duration from 0 to a minute; unset or empty = the default. */
+function interval(key: string, raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === "") return defaultGitConfig.refLookupIntervalMs;
+  let ms: number;
+  try {
+    ms = parseDuration(raw);
+  } catch (err) {
+    throw new ConfigError(key, (err as Error).message);
+  }
+  if (ms > 60_000) throw new ConfigError(key, `must be at most 1m, got "${raw.trim()}"`);
+  return ms;
 }
 
 function size(key: string, raw: string | undefined): number | undefined {

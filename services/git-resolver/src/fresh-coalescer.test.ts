@@ -114,4 +114,84 @@ describe("FreshCoalescer", () => {
     await tick();
     assert.equal(calls.length, 0);
   });
+
+  describe("with a minimum interval between lookups of a key", () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    test("a lone caller is not held back", async () => {
+      const c = new FreshCoalescer<string>({ minIntervalMs: 10_000 });
+      const { calls, work } = controllable();
+      const p = c.run("k", never(), work);
+      await tick();
+      assert.equal(calls.length, 1);
+      calls[0]?.resolve("v");
+      assert.equal(await p, "v");
+      assert.equal(c.size, 0);
+    });
+
+    test("a queued lookup starts one interval after the previous start, still after its callers arrived", async () => {
+      const c = new FreshCoalescer<string>({ minIntervalMs: 150 });
+      const { calls, work } = controllable();
+      const t0 = performance.now();
+      const early = c.run("k", never(), work);
+      await tick();
+      const late = [c.run("k", never(), work), c.run("k", never(), work)];
+      calls[0]?.resolve("old");
+      assert.equal(await early, "old");
+      await sleep(50);
+      assert.equal(calls.length, 1, "the next lookup waits for the interval");
+      const joined = c.run("k", never(), work); // arrives while the start is held back: shares it
+      while (calls.length < 2) await sleep(5);
+      assert.ok(performance.now() - t0 >= 145, "no sooner than the interval after the first start");
+      calls[1]?.resolve("new");
+      assert.deepEqual(await Promise.all([...late, joined]), ["new", "new", "new"]);
+      assert.equal(c.started, 2);
+      assert.equal(c.size, 0);
+    });
+
+    test("the latest caller's interval applies (live config)", async () => {
+      const c = new FreshCoalescer<string>({ minIntervalMs: 10_000 });
+      const { calls, work } = controllable();
+      const first = c.run("k", never(), work, 0);
+      await tick();
+      const second = c.run("k", never(), work, 0);
+      calls[0]?.resolve("a");
+      await first;
+      await tick();
+      assert.equal(calls.length, 2, "interval 0: back to back");
+      calls[1]?.resolve("b");
+      assert.equal(await second, "b");
+    });
+
+    test("a lookup that took longer than the interval is followed at once", async () => {
+      const c = new FreshCoalescer<string>({ minIntervalMs: 20 });
+      const { calls, work } = controllable();
+      const first = c.run("k", never(), work);
+      await tick();
+      const second = c.run("k", never(), work);
+      await sleep(40);
+      calls[0]?.resolve("a");
+      await first;
+      await tick();
+      assert.equal(calls.length, 2);
+      calls[1]?.resolve("b");
+      assert.equal(await second, "b");
+    });
+
+    test("when every caller of a held-back lookup gives up it never starts, and nothing leaks", async () => {
+      const c = new FreshCoalescer<string>({ minIntervalMs: 60 });
+      const { calls, work } = controllable();
+      const first = c.run("k", never(), work);
+      await tick();
+      const quitter = new AbortController();
+      const q = c.run("k", quitter.signal, work);
+      calls[0]?.resolve("a");
+      await first;
+      quitter.abort(new Error("gone"));
+      await assert.rejects(q, /gone/);
+      await sleep(90);
+      assert.equal(calls.length, 1);
+      assert.equal(c.size, 0);
+    });
+  });
 });

@@ -14,8 +14,12 @@
 //                                                     meanwhile shares it
 //
 // At most one lookup per key runs at a time and a caller waits for at most
-// two. A lookup's signal aborts only once every caller sharing it has given
-// up; a caller that gives up is rejected at once.
+// two. With a minimum interval, a queued lookup also waits until that long
+// after the previous one started: a sustained burst then asks the server at
+// most once per interval per key, for at most an interval more of latency,
+// and a caller that finds no lookup running or queued is not held back. A
+// lookup's signal aborts only once every caller sharing it has given up; a
+// caller that gives up is rejected at once.
 
 type Work<V> = (signal: AbortSignal) => Promise<V>;
 
@@ -33,30 +37,54 @@ interface Flight<V> {
 interface Slot<V> {
   running: Flight<V> | undefined;
   next: Flight<V> | undefined;
+  /** When the last lookup for this key started (performance.now()). */
+  lastStart: number;
+  /** A paced start is scheduled. */
+  paced: boolean;
+  /** The interval the latest caller asked for. */
+  minIntervalMs: number;
 }
 
 export class FreshCoalescer<V> {
   private readonly slots = new Map<string, Slot<V>>();
+  private readonly minIntervalMs: number;
   /** Lookups actually started (tests, metrics). */
   started = 0;
+
+  /**
+   * `minIntervalMs`: a lookup that queued behind a running one starts no sooner than this long
+   * after the running one started, so a sustained burst asks the server at most once per
+   * interval per key (every caller still gets an answer from a lookup started after it arrived).
+   */
+  constructor(opts: { minIntervalMs?: number } = {}) {
+    this.minIntervalMs = opts.minIntervalMs ?? 0;
+  }
 
   /** Keys with a lookup running or queued (tests: nothing leaks). */
   get size(): number {
     return this.slots.size;
   }
 
-  run(key: string, signal: AbortSignal, work: Work<V>): Promise<V> {
+  /** `minIntervalMs`, when given, replaces the constructor's for this key from now on (live config). */
+  run(key: string, signal: AbortSignal, work: Work<V>, minIntervalMs?: number): Promise<V> {
     if (signal.aborted) return Promise.reject(signal.reason);
     let slot = this.slots.get(key);
     if (!slot) {
-      slot = { running: undefined, next: undefined };
+      slot = {
+        running: undefined,
+        next: undefined,
+        lastStart: Number.NEGATIVE_INFINITY,
+        paced: false,
+        minIntervalMs: this.minIntervalMs,
+      };
       this.slots.set(key, slot);
     }
+    if (minIntervalMs !== undefined) slot.minIntervalMs = minIntervalMs;
     let flight = slot.next;
     if (!flight) {
       flight = newFlight(work);
       slot.next = flight;
-      if (!slot.running) {
+      if (!slot.running && !slot.paced) {
         const queued = slot;
         setImmediate(() => this.startNext(key, queued));
       }
@@ -67,6 +95,7 @@ export class FreshCoalescer<V> {
   private start(key: string, slot: Slot<V>, flight: Flight<V>): void {
     flight.started = true;
     slot.running = flight;
+    slot.lastStart = performance.now();
     this.started++;
     let out: Promise<V>;
     try {
@@ -76,7 +105,16 @@ export class FreshCoalescer<V> {
     }
     out.then(flight.resolve, flight.reject).finally(() => {
       slot.running = undefined;
-      this.startNext(key, slot);
+      const wait = slot.lastStart + slot.minIntervalMs - performance.now();
+      if (wait <= 0 || !slot.next) {
+        this.startNext(key, slot);
+        return;
+      }
+      slot.paced = true;
+      setTimeout(() => {
+        slot.paced = false;
+        this.startNext(key, slot);
+      }, wait);
     });
   }
 
@@ -90,7 +128,7 @@ export class FreshCoalescer<V> {
   }
 
   private forget(key: string, slot: Slot<V>): void {
-    if (!slot.running && !slot.next && this.slots.get(key) === slot) this.slots.delete(key);
+    if (!slot.running && !slot.next && !slot.paced && this.slots.get(key) === slot) this.slots.delete(key);
   }
 
   private wait(key: string, slot: Slot<V>, flight: Flight<V>, signal: AbortSignal): Promise<V> {

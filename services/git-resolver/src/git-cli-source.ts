@@ -138,10 +138,11 @@ export class GitCliSource implements GitSource {
       req.proxy ?? "",
       req.caBundle ? createHash("sha256").update(req.caBundle).digest("hex") : "",
     ]);
-    const commit = await this.refLookups.run(key, req.signal, (signal) => {
+    const lookup = (signal: AbortSignal) => {
       this.stats.refLookups++;
       return this.refs.resolve(url, revision.name, { ...req, signal });
-    });
+    };
+    const commit = await this.refLookups.run(key, req.signal, lookup, req.refLookupIntervalMs);
     this.access.set(accessKey(url, req), this.now());
     return commit;
   }

@@ -83,6 +83,7 @@ export class GitResolver implements Resolver {
       caBundle: egress.caBundle,
       maxRepositoryBytes: config.maxRepositoryBytes,
       maxCacheBytes: config.maxCacheBytes,
+      refLookupIntervalMs: config.refLookupIntervalMs,
     };
     let commit: string | undefined;
     try {

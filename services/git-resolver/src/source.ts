@@ -29,6 +29,8 @@ export interface SourceRequest {
   maxRepositoryBytes?: number;
   /** Budget for the engine's whole on-disk cache (the latest request's value applies). */
   maxCacheBytes?: number;
+  /** Least time between the starts of two lookups of one ref by one tenant (GitConfig.refLookupIntervalMs). */
+  refLookupIntervalMs?: number;
 }
 
 export interface FileRead {
