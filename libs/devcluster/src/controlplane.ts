@@ -3,7 +3,16 @@
 // loopback, built from the Go module proxy by build-binaries.sh and cached.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { request } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -88,11 +97,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  let tail = "";
-  try {
-    tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
-  } catch {}
-  throw new Error(`${what} did not become ready within ${timeoutMs} ms; log tail:\n${tail}`);
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms; log tail:\n${tail(logFile)}`);
 }
 
 export function kubeconfigFor(server: string, caFile: string, user: string, token: string): string {
@@ -107,6 +112,8 @@ export function kubeconfigFor(server: string, caFile: string, user: string, toke
 }
 
 export interface StartOptions {
+  /** Picks each port (default freePort); a test gives a port already taken to prove the retry. */
+  pickPort?: () => Promise<number>;
   /** Directory for state and logs; a fresh temp dir by default. */
   dir?: string;
   /** Leave the directory behind on stop (debugging). */
@@ -144,11 +151,105 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   const adminToken = randomBytes(24).toString("hex");
   const tokenFile = join(dir, "tokens.csv");
   writeFileSync(tokenFile, `${adminToken},quarry-admin,quarry-admin,"system:masters"\n`);
-  const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
-  const server = `https://127.0.0.1:${apiPort}`;
-
   const etcdLog = join(dir, "etcd.log");
-  const etcd = startProcess(
+  const apiLog = join(dir, "kube-apiserver.log");
+  const auditLog = opts.auditLog ? join(dir, "audit.log") : undefined;
+  if (auditLog) writeFileSync(join(dir, "audit-policy.yaml"), AUDIT_POLICY);
+  const ca = readFileSync(pki.caCert);
+
+  // A free port is picked, closed, then bound by etcd or kube-apiserver a moment later: another
+  // process (a parallel test run, any outgoing connection's ephemeral port) can take it meanwhile.
+  // Such a start is retried on new ports.
+  let server = "";
+  let apiArgs: string[] = [];
+  let etcd: Proc | undefined;
+  let apiserver: Proc | undefined;
+  const startApiserver = async () => {
+    apiserver = startProcess(join(bin, "kube-apiserver"), apiArgs, apiLog);
+    const started = { etcd, apiserver };
+    await waitFor(
+      "kube-apiserver",
+      async () => {
+        for (const [name, p] of Object.entries(started)) {
+          if (p && (p.child.exitCode !== null || p.child.signalCode !== null)) {
+            const log = name === "etcd" ? etcdLog : apiLog;
+            throw new Error(`${name} exited while kube-apiserver was starting; log tail:\n${tail(log)}`);
+          }
+        }
+        return (await probe(`${server}/readyz`, ca, adminToken)) === 200;
+      },
+      90_000,
+      apiLog,
+    );
+  };
+  const stopBoth = async () => {
+    await stopProcess(apiserver);
+    await stopProcess(etcd);
+  };
+  const stop = async () => {
+    await stopBoth();
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  };
+
+  log(`starting etcd and kube-apiserver in ${dir}`);
+  for (let attempt = 1; ; attempt++) {
+    const pick = opts.pickPort ?? freePort;
+    const [etcdClient, etcdPeer, apiPort] = [await pick(), await pick(), await pick()];
+    server = `https://127.0.0.1:${apiPort}`;
+    etcd = startEtcd(bin, dir, etcdClient, etcdPeer, etcdLog);
+    apiArgs = apiserverArgs({ etcdClient, apiPort, pki, tokenFile, dir, auditLog, opts });
+    try {
+      await startApiserver();
+      break;
+    } catch (err) {
+      await stopBoth();
+      if (attempt < PORT_ATTEMPTS && portTaken(etcdLog, apiLog)) {
+        log(`a port was taken before it was bound (attempt ${attempt}); starting again on new ports`);
+        for (const f of [etcdLog, apiLog]) renameSync(f, `${f}.attempt-${attempt}`);
+        rmSync(join(dir, "etcd-data"), { recursive: true, force: true });
+        continue;
+      }
+      if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+  const adminKubeconfig = join(dir, "admin.kubeconfig");
+  writeFileSync(adminKubeconfig, kubeconfigFor(server, pki.caCert, "quarry-admin", adminToken));
+  log(`kube-apiserver ready at ${server} (admin kubeconfig ${adminKubeconfig})`);
+  return {
+    dir,
+    auditLog,
+    server,
+    caFile: pki.caCert,
+    adminToken,
+    adminKubeconfig,
+    restartApiserver: async () => {
+      await stopProcess(apiserver);
+      await startApiserver();
+    },
+    signalEtcd: (signal) => {
+      etcd?.child.kill(signal);
+    },
+    stop,
+  };
+}
+
+const PORT_ATTEMPTS = 3;
+
+function portTaken(...logs: string[]): boolean {
+  return logs.some((f) => tail(f).includes("address already in use"));
+}
+
+function tail(file: string): string {
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(-30).join("\n");
+  } catch {
+    return "";
+  }
+}
+
+function startEtcd(bin: string, dir: string, etcdClient: number, etcdPeer: number, etcdLog: string): Proc {
+  return startProcess(
     join(bin, "etcd"),
     [
       `--data-dir=${join(dir, "etcd-data")}`,
@@ -162,7 +263,18 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     ],
     etcdLog,
   );
-  const apiLog = join(dir, "kube-apiserver.log");
+}
+
+function apiserverArgs(a: {
+  etcdClient: number;
+  apiPort: number;
+  pki: Pki;
+  tokenFile: string;
+  dir: string;
+  auditLog: string | undefined;
+  opts: StartOptions;
+}): string[] {
+  const { etcdClient, apiPort, pki, tokenFile, dir, auditLog, opts } = a;
   const apiArgs = [
     `--etcd-servers=http://127.0.0.1:${etcdClient}`,
     `--secure-port=${apiPort}`,
@@ -188,57 +300,12 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     `--cert-dir=${join(dir, "cert")}`,
     "--v=1",
   ];
-  const auditLog = opts.auditLog ? join(dir, "audit.log") : undefined;
   if (auditLog) {
-    writeFileSync(join(dir, "audit-policy.yaml"), AUDIT_POLICY);
     apiArgs.push(
       `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
       `--audit-log-path=${auditLog}`,
       "--audit-log-format=json",
     );
   }
-  let apiserver: Proc | undefined;
-  const ca = readFileSync(pki.caCert);
-  const startApiserver = async () => {
-    apiserver = startProcess(join(bin, "kube-apiserver"), apiArgs, apiLog);
-    await waitFor(
-      "kube-apiserver",
-      async () => (await probe(`${server}/readyz`, ca, adminToken)) === 200,
-      90_000,
-      apiLog,
-    );
-  };
-
-  const stop = async () => {
-    await stopProcess(apiserver);
-    await stopProcess(etcd);
-    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
-  };
-
-  try {
-    log(`starting etcd and kube-apiserver in ${dir}`);
-    await startApiserver();
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  const adminKubeconfig = join(dir, "admin.kubeconfig");
-  writeFileSync(adminKubeconfig, kubeconfigFor(server, pki.caCert, "quarry-admin", adminToken));
-  log(`kube-apiserver ready at ${server} (admin kubeconfig ${adminKubeconfig})`);
-  return {
-    dir,
-    auditLog,
-    server,
-    caFile: pki.caCert,
-    adminToken,
-    adminKubeconfig,
-    restartApiserver: async () => {
-      await stopProcess(apiserver);
-      await startApiserver();
-    },
-    signalEtcd: (signal) => {
-      etcd.child.kill(signal);
-    },
-    stop,
-  };
+  return apiArgs;
 }
