@@ -24,7 +24,10 @@
 // Warm-up requests (JIT, connections) read another, small repository, so they
 // never warm the measured one. Requests of a phase are deleted before the next.
 // With --floor (the default) the lifecycle floor runs first on the same control
-// plane for a same-run comparison.
+// plane for a same-run comparison, and again just before every other phase
+// (--no-floor-each: only first): on a shared or throttled machine the speed of
+// every process drifts by up to half within minutes, and a phase compared with
+// a floor measured minutes earlier inherits that drift.
 //
 //   node bench/git-resolver.ts [--requests 1000] [--concurrency 16] [--no-floor] [--json out.json]
 import { mkdtempSync, rmSync } from "node:fs";
@@ -79,6 +82,8 @@ const USAGE = `usage: node bench/git-resolver.ts [options]
   --phases LIST     comma-separated subset of ${PHASES.join(",")} (default all, always in that order)
   --warmup N        warm-up requests per phase, against a separate small repository (default 20; 0 disables)
   --no-floor        skip the same-run lifecycle floor (compare with docs/performance.md only)
+  --no-floor-each   run the floor once, first, instead of just before every phase (each phase is
+                    then compared with the first floor only; the machine's speed can drift between)
   --lifecycle-timeout D  the git namespace's lifecycle-controller default-maximum-resolution-timeout
                     (default 10m, so a backlog is measured rather than cut off; Tekton's and Quarry's default is 1m)
   --git-config K=V  set key K of git-resolver-config to V (repeatable), e.g. ref-lookup-interval=0
@@ -104,6 +109,7 @@ const { values: flags } = parseArgs({
     changed: { type: "string", default: "10" },
     phases: { type: "string", default: PHASES.join(",") },
     floor: { type: "boolean", default: true },
+    "floor-each": { type: "boolean", default: true },
     "git-rss": { type: "boolean", default: false },
     "tree-sample-ms": { type: "string", default: "250" },
     "lifecycle-timeout": { type: "string", default: "10m" },
@@ -127,6 +133,7 @@ const BULK_MB = intFlag("bulk-mb", flags["bulk-mb"], 0, USAGE);
 const CHANGED = Math.min(FILES, intFlag("changed", flags.changed, 0, USAGE));
 const LOG_LEVEL = flags["log-level"];
 const WITH_FLOOR = flags.floor;
+const FLOOR_EACH = WITH_FLOOR && flags["floor-each"];
 const phaseNames = selectPhases(flags.phases, PHASES, USAGE);
 
 /** Files the new commit changes: spread evenly over the requested ones. */
@@ -143,6 +150,18 @@ let shim: GitTimeShim | undefined;
 const services = new BenchServices(run, LOG_LEVEL);
 const cacheDir = mkdtempSync(join(tmpdir(), "quarry-bench-git-cache-"));
 let exitCode = 1;
+
+/** A phase against the floor measured just before it: throughput ratio, and that floor's own figures. */
+function adjacentFloorJson(p: PhaseResult, f: FloorRun | undefined) {
+  if (!f) return undefined;
+  const fp = f.phase;
+  return {
+    throughputPerSecond: fp.throughputPerSecond,
+    wallSeconds: fp.wallSeconds,
+    cpuMsPerRequest: round((fp.cpu.machine * 1000) / Math.max(1, fp.completed), 1),
+    throughputRatio: round(p.throughputPerSecond / fp.throughputPerSecond, 2),
+  };
+}
 
 /** --git-config K=V flags as ConfigMap data. */
 function gitConfigFlags(pairs: readonly string[]): Record<string, string> {
@@ -167,6 +186,8 @@ async function untilSettled(s: Sample, signal: AbortSignal): Promise<void> {
 interface GitPhase {
   name: PhaseName;
   phase: PhaseResult;
+  /** The floor measured just before this phase (--floor-each; the first phase's is the run's first floor). */
+  adjacentFloor: FloorRun | undefined;
   definition: string;
   /** latency of the first --concurrency requests sent (those that can have waited for a fetch) */
   firstLatencyMs: Summary;
@@ -208,9 +229,8 @@ try {
   const clientStats = { retries: 0 };
 
   // ---- optional: the floor, first, in its own namespace with its own lifecycle-controller ----
-  let floor: FloorRun | undefined;
-  if (WITH_FLOOR) {
-    floor = await runSameRunFloor({
+  const measureFloor = () =>
+    runSameRunFloor({
       info,
       cp: plane,
       pids: cpPids,
@@ -225,7 +245,7 @@ try {
         await untilSettled(s, run.signal);
       },
     });
-  }
+  const floor: FloorRun | undefined = WITH_FLOOR ? await measureFloor() : undefined;
 
   // ---- the git resolver ----
   const scn = await newScenario("bench-git", { cp: info });
@@ -251,6 +271,9 @@ try {
   let head = c1;
   for (const name of phaseNames) {
     if (run.signal.aborted) break;
+    // the machine's speed drifts by up to half within minutes (docs/performance.md): each phase is
+    // also compared with a floor measured just before it
+    const adjacentFloor = FLOOR_EACH && results.length > 0 ? await measureFloor() : floor;
     let definition: string;
     let revision = (): string => "main";
     let cache = "never";
@@ -353,6 +376,7 @@ try {
     results.push({
       name,
       phase,
+      adjacentFloor,
       definition,
       firstLatencyMs: roundSummary(summarize(first)),
       resolverVmHwmMiB: MiB(vmKiB(resolver.svc.pid, "VmHWM")),
@@ -423,6 +447,7 @@ try {
         cacheBytesMetricAfter: r.cacheBytesMetric,
       },
       gitServer: r.server,
+      adjacentFloor: adjacentFloorJson(p, r.adjacentFloor),
       cpuSecondsMeasured: { ...p.cpu, ...r.cpu },
       cpuMsPerRequest: {
         resolver: perRequest(p.cpu.processes["git-resolver"] ?? 0, p),
@@ -452,6 +477,7 @@ try {
       warmup: WARMUP,
       phases: phaseNames,
       withFloor: WITH_FLOOR,
+      floorEach: FLOOR_EACH,
       gitRss: flags["git-rss"],
       treeSampleMs: TREE_SAMPLE_MS,
       lifecycleTimeout: flags["lifecycle-timeout"],
@@ -519,6 +545,13 @@ try {
       ...apiCallRows(p),
     );
     rows.push(...overFloorRows(j));
+    if (FLOOR_EACH && j.adjacentFloor) {
+      const a = j.adjacentFloor;
+      rows.push([
+        "  over the floor just before it",
+        `throughput ×${a.throughputRatio} (floor ${a.throughputPerSecond} requests/s, ${a.cpuMsPerRequest} ms of CPU per request)`,
+      ]);
+    }
   }
   rows.push(...floorRows(floor, N, CONCURRENCY, WARMUP));
   rows.push(
@@ -532,16 +565,16 @@ try {
   console.log(`\n${table(rows)}\n`);
   // one line per phase, markdown, for docs/performance.md
   console.log(
-    "| phase | p50 ms | p90 ms | p99 ms | max ms | req/s | resolver in-process mean ms | over floor p50 ms | git server req/request | CPU ms/request (resolver + git / server / all) |",
+    "| phase | p50 ms | p90 ms | p99 ms | max ms | req/s | resolver in-process mean ms | over floor p50 ms | git server req/request | CPU ms/request (resolver + git / server / all) | ÷ floor just before |",
   );
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-  for (const line of floorMarkdownRow(floor, 10)) console.log(line);
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  for (const line of floorMarkdownRow(floor, 11)) console.log(line);
   for (const j of phasesJson) {
     const l = j.latencyMs;
     const over = j.overFloor.sameRun?.latencyMs.p50 ?? "";
     const c = j.cpuMsPerRequest;
     console.log(
-      `| ${j.name} | ${l.p50} | ${l.p90} | ${l.p99} | ${l.max} | ${j.throughputPerSecond} | ${j.resolver.meanMs} | ${over} | ${round(j.gitServer.requests / Math.max(1, j.completed), 1)} | ${round(c.resolver + c.resolverGit, 1)} / ${c.gitServer} / ${c.all} |`,
+      `| ${j.name} | ${l.p50} | ${l.p90} | ${l.p99} | ${l.max} | ${j.throughputPerSecond} | ${j.resolver.meanMs} | ${over} | ${round(j.gitServer.requests / Math.max(1, j.completed), 1)} | ${round(c.resolver + c.resolverGit, 1)} / ${c.gitServer} / ${c.all} | ${j.adjacentFloor ? `${j.adjacentFloor.throughputRatio} (${j.adjacentFloor.throughputPerSecond}/s)` : ""} |`,
     );
   }
   exitCode = emitResult(result, {
