@@ -1,0 +1,202 @@
+// Benchmark: what one ResolutionRequest costs kube-apiserver and etcd by its
+// shape, with no controller running. The same API calls per request (a
+// create, a status merge patch playing the resolver, a status merge patch
+// playing the lifecycle controller's Succeeded=True) for requests shaped like
+// the lifecycle floor's (no params, a small status.data) and like a git
+// request's (four params; data, annotations, refSource and source in status),
+// each half only, and the git shape with a third watcher. Rounds alternate the
+// shapes so the machine's drift falls on all of them alike.
+//
+//   node bench/api-shape.ts [--requests 400] [--concurrency 16] [--rounds 3] [--json out.json]
+//
+// Why: the git benchmark's phases cost the apiserver more per request than
+// the floor with the same number of calls (docs/performance.md, "Git resolver").
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import type { ControlPlane } from "@quarry/devcluster/controlplane";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
+import { newRequest, newScenario } from "../e2e/harness/scenario.ts";
+import { startBenchControlPlane } from "./lib/controlplane.ts";
+import { FLOOR_DATA } from "./lib/floor.ts";
+import { taskYaml } from "./lib/git-repo.ts";
+import { cpuSeconds } from "./lib/proc.ts";
+import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
+import { percentile, round } from "./lib/stats.ts";
+
+const USAGE = `usage: node bench/api-shape.ts [options]
+  --requests N      requests per shape and round (default 400)
+  --concurrency N   clients (default 16)
+  --rounds N        rounds over every shape (default 3)
+  --deadline S      the whole run stops after S seconds (default 600)
+  --json FILE       also write the JSON result to FILE`;
+
+const { values: flags } = parseArgs({
+  options: {
+    requests: { type: "string", default: "400" },
+    concurrency: { type: "string", default: "16" },
+    rounds: { type: "string", default: "3" },
+    deadline: { type: "string", default: "600" },
+    json: { type: "string" },
+  },
+});
+const N = intFlag("requests", flags.requests, 1, USAGE);
+const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
+const ROUNDS = intFlag("rounds", flags.rounds, 1, USAGE);
+const run = new BoundedRun(intFlag("deadline", flags.deadline, 10, USAGE));
+
+const GIT_URL = "http://127.0.0.1:40000/bench.git";
+const COMMIT = "97556f27a5e20ffec859354724f87cbbf82b5721";
+const gitParams = { url: GIT_URL, revision: "main", pathInRepo: "tasks/t-00123.yaml", cache: "never" };
+const refSource = { uri: `git+${GIT_URL}`, digest: { sha1: COMMIT }, entryPoint: "tasks/t-00123.yaml" };
+/** What the git resolver writes (resolver-sdk plan.ts successStatus) for one of the git benchmark's files. */
+const gitStatus = {
+  data: Buffer.from(taskYaml("t-123", "v1")).toString("base64"),
+  annotations: { "resolution.tekton.dev/content-type": "application/x-yaml" },
+  refSource,
+  source: refSource,
+  observedGeneration: 1,
+};
+
+interface Shape {
+  name: string;
+  params: Record<string, string> | undefined;
+  status: Record<string, unknown>;
+  watchers: number;
+}
+const SHAPES: Shape[] = [
+  { name: "floor", params: undefined, status: { data: FLOOR_DATA }, watchers: 2 },
+  { name: "git", params: gitParams, status: gitStatus, watchers: 2 },
+  { name: "git params, floor status", params: gitParams, status: { data: FLOOR_DATA }, watchers: 2 },
+  { name: "floor params, git status", params: undefined, status: gitStatus, watchers: 2 },
+  { name: "git, 3 watchers", params: gitParams, status: gitStatus, watchers: 3 },
+];
+
+interface Trial {
+  apiserverMs: number;
+  etcdMs: number;
+  objectBytes: number;
+  managedFieldsBytes: number;
+}
+
+/** `--requests` requests of one shape in a fresh namespace, `watchers` watches decoding every event. */
+async function trial(cp: ControlPlane, pids: { api: number; etcd: number }, shape: Shape): Promise<Trial> {
+  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
+  const scn = await newScenario("bench-shape", { cp: info });
+  const ns = scn.namespace;
+  const stop = new AbortController();
+  const watches = Array.from({ length: shape.watchers }, async () => {
+    const c = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
+    const selector = { labelSelector: `${LABEL_RESOLVER_TYPE}=git` };
+    try {
+      for await (const _ of c.watch<ResolutionRequest>(resolutionRequests, ns, selector, stop.signal)) {
+        // a controller's informer parses every event too: the stream's JSON is decoded by watch()
+      }
+    } catch {
+      // aborted at the end
+    }
+  });
+  const resolver: KubeClient = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
+  const lifecycle: KubeClient = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
+  await sleep(500);
+  const api0 = cpuSeconds(pids.api) ?? 0;
+  const etcd0 = cpuSeconds(pids.etcd) ?? 0;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < N && !run.signal.aborted) {
+        const name = `r-${next++}`;
+        const labels = { [LABEL_RESOLVER_TYPE]: "git" };
+        await resolver.create(resolutionRequests, newRequest(ns, name, labels, shape.params));
+        await resolver.mergePatch(resolutionRequests, ns, name, { status: shape.status }, "status");
+        const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+        const done = { type: "Succeeded", status: "True", lastTransitionTime: now };
+        const patch = { status: { conditions: [done], observedGeneration: 1 } };
+        await lifecycle.mergePatch(resolutionRequests, ns, name, patch, "status");
+      }
+    }),
+  );
+  await sleep(500);
+  const apiserverMs = (((cpuSeconds(pids.api) ?? 0) - api0) * 1000) / N;
+  const etcdMs = (((cpuSeconds(pids.etcd) ?? 0) - etcd0) * 1000) / N;
+  const obj = await resolver.get<ResolutionRequest>(resolutionRequests, ns, "r-0");
+  stop.abort();
+  await Promise.allSettled(watches);
+  await scn.cleanup();
+  return {
+    apiserverMs,
+    etcdMs,
+    objectBytes: JSON.stringify(obj).length,
+    managedFieldsBytes: JSON.stringify(obj.metadata.managedFields ?? []).length,
+  };
+}
+
+let cp: ControlPlane | undefined;
+let exitCode = 1;
+try {
+  const plane = await startBenchControlPlane(run, (started) => {
+    cp = started;
+  });
+  const pids = { api: plane.pids["kube-apiserver"] ?? 0, etcd: plane.pids.etcd ?? 0 };
+  const trials = new Map<string, Trial[]>(SHAPES.map((s) => [s.name, []]));
+  for (let round = 1; round <= ROUNDS && !run.signal.aborted; round++) {
+    for (const shape of SHAPES) {
+      const t = await trial(plane.cp, pids, shape);
+      trials.get(shape.name)?.push(t);
+      log(
+        `round ${round}, ${shape.name}: apiserver ${round2(t.apiserverMs)} ms/request, etcd ${round2(t.etcdMs)}`,
+      );
+    }
+  }
+  run.finish();
+  const floorApi = median((trials.get("floor") ?? []).map((t) => t.apiserverMs));
+  const shapes = SHAPES.map((s) => {
+    const ts = trials.get(s.name) ?? [];
+    const api = median(ts.map((t) => t.apiserverMs));
+    return {
+      name: s.name,
+      watchers: s.watchers,
+      apiserverMsPerRequest: { median: round2(api), all: ts.map((t) => round2(t.apiserverMs)) },
+      etcdMsPerRequest: round2(median(ts.map((t) => t.etcdMs))),
+      overFloorApiserverMs: round2(api - floorApi),
+      objectBytes: ts[0]?.objectBytes,
+      managedFieldsBytes: ts[0]?.managedFieldsBytes,
+    };
+  });
+  const result = {
+    benchmark: "api-shape",
+    date: new Date().toISOString(),
+    requests: N,
+    rounds: ROUNDS,
+    shapes,
+  };
+  console.log(
+    "| shape | watchers | apiserver ms/request (median; rounds) | over the floor's | etcd ms/request | object bytes (managedFields) |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- |");
+  for (const s of shapes) {
+    console.log(
+      `| ${s.name} | ${s.watchers} | ${s.apiserverMsPerRequest.median} (${s.apiserverMsPerRequest.all.join(", ")}) | ${s.overFloorApiserverMs} | ${s.etcdMsPerRequest} | ${s.objectBytes} (${s.managedFieldsBytes}) |`,
+    );
+  }
+  console.log(JSON.stringify(result));
+  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(result, null, 2)}\n`);
+  exitCode = 0;
+} catch (err) {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+} finally {
+  run.finish();
+  await cp?.stop();
+  process.exit(exitCode);
+}
+
+function median(xs: readonly number[]): number {
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+}
+
+function round2(x: number): number {
+  return round(x, 2);
+}
