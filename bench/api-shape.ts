@@ -3,8 +3,8 @@
 // create, a status merge patch playing the resolver, a status merge patch
 // playing the lifecycle controller's Succeeded=True) for requests shaped like
 // the lifecycle floor's (no params, a small status.data) and like a git
-// request's (four params; data, annotations, refSource and source in status),
-// each half only, and the git shape with a third watcher. Rounds alternate the
+// request's (four params; what the git resolver writes in status: data, four
+// annotations, refSource and source), each half only, and the git shape with a third watcher. Rounds alternate the
 // shapes so the machine's drift falls on all of them alike.
 //
 //   node bench/api-shape.ts [--requests 400] [--concurrency 16] [--rounds 3] [--json out.json]
@@ -20,6 +20,7 @@ import { newRequest, newScenario } from "../e2e/harness/scenario.ts";
 import { startBenchControlPlane } from "./lib/controlplane.ts";
 import { FLOOR_DATA } from "./lib/floor.ts";
 import { taskYaml } from "./lib/git-repo.ts";
+import { gitSuccessStatus } from "./lib/git-status.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
 import { percentile, round } from "./lib/stats.ts";
@@ -48,15 +49,8 @@ const run = new BoundedRun(intFlag("deadline", flags.deadline, 10, USAGE));
 const GIT_URL = "http://127.0.0.1:40000/bench.git";
 const COMMIT = "97556f27a5e20ffec859354724f87cbbf82b5721";
 const gitParams = { url: GIT_URL, revision: "main", pathInRepo: "tasks/t-00123.yaml", cache: "never" };
-const refSource = { uri: `git+${GIT_URL}`, digest: { sha1: COMMIT }, entryPoint: "tasks/t-00123.yaml" };
-/** What the git resolver writes (resolver-sdk plan.ts successStatus) for one of the git benchmark's files. */
-const gitStatus = {
-  data: Buffer.from(taskYaml("t-123", "v1")).toString("base64"),
-  annotations: { "resolution.tekton.dev/content-type": "application/x-yaml" },
-  refSource,
-  source: refSource,
-  observedGeneration: 1,
-};
+/** What the git resolver writes for one of the git benchmark's files. */
+const gitStatus = gitSuccessStatus(GIT_URL, COMMIT, gitParams.pathInRepo, taskYaml("t-123", "v1"));
 
 interface Shape {
   name: string;
@@ -127,7 +121,8 @@ async function trial(cp: ControlPlane, pids: { api: number; etcd: number }, shap
     apiserverMs,
     etcdMs,
     objectBytes: JSON.stringify(obj).length,
-    managedFieldsBytes: JSON.stringify(obj.metadata.managedFields ?? []).length,
+    managedFieldsBytes: JSON.stringify((obj.metadata as { managedFields?: unknown[] }).managedFields ?? [])
+      .length,
   };
 }
 

@@ -45,6 +45,7 @@ import { loadOptions, loadSizes, selectPhases } from "./lib/flags.ts";
 import { documentedFloor, runSameRunFloor } from "./lib/floor.ts";
 import { dirBytes, GitTimeShim, reapedChildrenCpuSeconds, TreeRssSampler } from "./lib/git-procs.ts";
 import { bulkPath, commitFiles, taskYaml } from "./lib/git-repo.ts";
+import { gitSuccessStatus } from "./lib/git-status.ts";
 import { type PhaseResult, runPhase } from "./lib/phase.ts";
 import {
   apiCallRows,
@@ -82,6 +83,9 @@ const USAGE = `usage: node bench/git-resolver.ts [options]
   --phases LIST     comma-separated subset of ${PHASES.join(",")} (default all, always in that order)
   --warmup N        warm-up requests per phase, against a separate small repository (default 20; 0 disables)
   --no-floor        skip the same-run lifecycle floor (compare with docs/performance.md only)
+  --floor-shape S   floor (default): the floor's requests have no params and a small status.data;
+                    git: they have the git phases' params and the status the git resolver writes,
+                    so the floor pays the same API cost per request as a git request would
   --no-floor-each   run the floor once, first, instead of just before every phase (each phase is
                     then compared with the first floor only; the machine's speed can drift between)
   --lifecycle-timeout D  the git namespace's lifecycle-controller default-maximum-resolution-timeout
@@ -110,6 +114,7 @@ const { values: flags } = parseArgs({
     phases: { type: "string", default: PHASES.join(",") },
     floor: { type: "boolean", default: true },
     "floor-each": { type: "boolean", default: true },
+    "floor-shape": { type: "string", default: "floor" },
     "git-rss": { type: "boolean", default: false },
     "tree-sample-ms": { type: "string", default: "250" },
     "lifecycle-timeout": { type: "string", default: "10m" },
@@ -134,6 +139,11 @@ const CHANGED = Math.min(FILES, intFlag("changed", flags.changed, 0, USAGE));
 const LOG_LEVEL = flags["log-level"];
 const WITH_FLOOR = flags.floor;
 const FLOOR_EACH = WITH_FLOOR && flags["floor-each"];
+const FLOOR_SHAPE = flags["floor-shape"];
+if (FLOOR_SHAPE !== "floor" && FLOOR_SHAPE !== "git") {
+  console.error(`--floor-shape must be floor or git, got "${FLOOR_SHAPE}"\n${USAGE}`);
+  process.exit(2);
+}
 const phaseNames = selectPhases(flags.phases, PHASES, USAGE);
 
 /** Files the new commit changes: spread evenly over the requested ones. */
@@ -244,6 +254,13 @@ try {
         await send(client, name, i, s);
         await untilSettled(s, run.signal);
       },
+      shape:
+        FLOOR_SHAPE === "git"
+          ? (i) => ({
+              params: { url, revision: "main", pathInRepo: taskPath(i), cache: "never" },
+              status: gitSuccessStatus(url, c1, taskPath(i), taskYaml(`t-${i}`, "v1")),
+            })
+          : undefined,
     });
   const floor: FloorRun | undefined = WITH_FLOOR ? await measureFloor() : undefined;
 
@@ -478,6 +495,7 @@ try {
       phases: phaseNames,
       withFloor: WITH_FLOOR,
       floorEach: FLOOR_EACH,
+      floorShape: FLOOR_SHAPE,
       gitRss: flags["git-rss"],
       treeSampleMs: TREE_SAMPLE_MS,
       lifecycleTimeout: flags["lifecycle-timeout"],

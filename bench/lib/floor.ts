@@ -21,19 +21,32 @@ export const FLOOR_DATA = Buffer.from(
   "apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: hello\nspec:\n  steps:\n    - name: echo\n      image: alpine\n      script: echo hello\n",
 ).toString("base64");
 
-/** The floor's per-request client: create (labelled git, no resolver runs), then write status.data. */
-export function floorSend(namespace: string, stats: { retries: number }, signal: AbortSignal) {
-  return async (client: KubeClient, name: string, _i: number, s: Sample): Promise<void> => {
+/**
+ * What the floor's request i carries and what its client writes as the resolver: by default no
+ * params and a small Task as status.data; a benchmark may give the floor its own requests' shape.
+ */
+export type FloorShape = (i: number) => { params?: Record<string, string>; status: Record<string, unknown> };
+
+export const DEFAULT_FLOOR_SHAPE: FloorShape = () => ({ status: { data: FLOOR_DATA } });
+
+/** The floor's per-request client: create (labelled git, no resolver runs), then write the status. */
+export function floorSend(
+  namespace: string,
+  stats: { retries: number },
+  signal: AbortSignal,
+  shape: FloorShape = DEFAULT_FLOOR_SHAPE,
+) {
+  return async (client: KubeClient, name: string, i: number, s: Sample): Promise<void> => {
+    const { params, status } = shape(i);
     await createWithRetry(
       client,
-      newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" }),
+      newRequest(namespace, name, { [LABEL_RESOLVER_TYPE]: "git" }, params),
       stats,
       signal,
     );
     s.created = performance.now();
     await withRetry(
-      () =>
-        client.mergePatch(resolutionRequests, namespace, name, { status: { data: FLOOR_DATA } }, "status"),
+      () => client.mergePatch(resolutionRequests, namespace, name, { status }, "status"),
       stats,
       signal,
     );
@@ -121,10 +134,11 @@ export async function runSameRunFloor(opts: {
   clientStats: { retries: number };
   closedLoop?: boolean;
   wrap?: (send: Send) => Send;
+  shape?: FloorShape;
 }): Promise<{ phase: PhaseResult; controller: ServiceFigures }> {
   const fscn = await newScenario("bench-floor", { cp: opts.info });
   const lc = await opts.start(fscn, "lifecycle-controller");
-  const send = floorSend(fscn.namespace, opts.clientStats, opts.signal);
+  const send = floorSend(fscn.namespace, opts.clientStats, opts.signal, opts.shape);
   const phase = await runPhase({
     name: "floor",
     cp: opts.cp,
