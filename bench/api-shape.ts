@@ -23,7 +23,7 @@ import { taskYaml } from "./lib/git-repo.ts";
 import { gitSuccessStatus } from "./lib/git-status.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
-import { percentile, round } from "./lib/stats.ts";
+import { median, round } from "./lib/stats.ts";
 
 const USAGE = `usage: node bench/api-shape.ts [options]
   --requests N      requests per shape and round (default 400)
@@ -183,13 +183,6 @@ try {
   run.finish();
   await cp?.stop();
   process.exit(exitCode);
-}
-
-function median(xs: readonly number[]): number {
-  return percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 }
 
 function round2(x: number): number {

@@ -41,7 +41,7 @@ import { createWithRetry, type Sample } from "./lib/requests.ts";
 import { metricDelta } from "./lib/resolver-view.ts";
 import { BoundedRun, intFlag, log } from "./lib/run.ts";
 import { stopService } from "./lib/service-stats.ts";
-import { round, table } from "./lib/stats.ts";
+import { median, round, table } from "./lib/stats.ts";
 
 const USAGE = `usage: node bench/git-large-history.ts [options]
   --runs N          measurements of each way and phase; the table shows medians (default 3)
@@ -85,12 +85,6 @@ const FILES = Math.round((TREE_MB * 1024) / FILE_KIB);
 const PER_COMMIT = Math.max(1, Math.ceil((HISTORY_MB * 1024) / FILE_KIB / COMMITS));
 const PATH_IN_REPO = "task.yaml";
 
-const median = (xs: readonly number[]) => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const mib = (kib: number) => round(kib / 1024, 1);
 
 /** GNU time is what records each git process's peak RSS; Debian ships it as the `time` package. */

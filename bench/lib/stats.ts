@@ -30,6 +30,14 @@ export function summarize(values: readonly number[]): Summary {
 }
 
 /** Rounds to `digits` decimals (for JSON and tables). */
+/** The median of the finite values (the mean of the middle two for an even count); NaN if none. */
+export function median(xs: readonly number[]): number {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
 export function round(n: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;

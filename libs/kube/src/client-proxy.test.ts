@@ -2,13 +2,14 @@
 // dispatcher carries the calls (undici's fetch, imported then), the one path
 // that does not go through http-transport.ts.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { RestKubeClient } from "./client.ts";
+import { writeKubeconfig } from "./kubeconfig-fixture.ts";
 import { configMaps } from "./resources.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "client-proxy-test-"));
@@ -58,22 +59,10 @@ test("a kubeconfig's proxy-url: calls and watches go through the proxy, with the
     socket.on("error", () => upstream.destroy());
   });
   const proxyPort = await listen(proxy);
-  const file = join(dir, "proxy.kubeconfig");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      "current-context": "ctx",
-      contexts: [{ name: "ctx", context: { cluster: "c", user: "u" } }],
-      clusters: [
-        {
-          name: "c",
-          cluster: { server: `http://127.0.0.1:${apiPort}`, "proxy-url": `http://127.0.0.1:${proxyPort}` },
-        },
-      ],
-      users: [{ name: "u", user: { token: "via-proxy" } }],
-    }),
+  const file = writeKubeconfig(
+    join(dir, "proxy.kubeconfig"),
+    { server: `http://127.0.0.1:${apiPort}`, "proxy-url": `http://127.0.0.1:${proxyPort}` },
+    { token: "via-proxy" },
   );
   const client = RestKubeClient.fromEnvironment(file);
   assert.equal(client.readByLibrary, true);

@@ -2,9 +2,10 @@
 // (KubeClient) so tests can run controllers against FakeKubeClient, and its
 // HTTP implementation: a small generic REST client over a Connection
 // (kubeconfig.ts; @kubernetes/client-node's KubeConfig for what that file does
-// not read) and node:http(s) (http-transport.ts: why not undici's fetch). This file adds what controllers need and the generated clients
-// make awkward: any resource and subresource by path, JSON merge patch, and
-// watches as async generators with an AbortSignal.
+// not read) and node:http(s) (http-transport.ts: why not undici's fetch). This
+// file adds what controllers need and the generated clients make awkward: any
+// resource and subresource by path, JSON merge patch, and watches as async
+// generators with an AbortSignal.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ObjectMeta } from "@quarry/api";
 import type { Dispatcher } from "undici";

@@ -38,8 +38,7 @@ const IDLE_SOCKET_MS = 4_000;
 export function apiserverAgent(server: string, tls: TlsMaterial = {}, idleMs = IDLE_SOCKET_MS): HttpAgent {
   if (new URL(server).protocol === "http:") return new HttpAgent({ keepAlive: true, timeout: idleMs });
   const { rejectUnauthorized, servername, ...material } = tls;
-  // undefined values would override node:tls's defaults; pass only what is set
-  const set = Object.fromEntries(Object.entries(material).filter(([, v]) => v !== undefined));
+  const set = setTlsFields(material);
   return new HttpsAgent({
     keepAlive: true,
     timeout: idleMs,
@@ -47,6 +46,11 @@ export function apiserverAgent(server: string, tls: TlsMaterial = {}, idleMs = I
     ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
     ...(servername === undefined ? {} : { servername }),
   });
+}
+
+/** The fields of TLS material that are set: an undefined value would override node:tls's (and undici's) defaults. */
+export function setTlsFields<T extends Partial<TlsMaterial>>(tls: T): Partial<T> {
+  return Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 export interface HttpCall {

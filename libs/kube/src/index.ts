@@ -55,7 +55,7 @@ export {
   type FakeWriteVerb,
 } from "./fake-client.ts";
 export { FakeEventRecorder, type RecordedEvent } from "./fake-recorder.ts";
-export type { TlsMaterial } from "./http-transport.ts";
+export { setTlsFields, type TlsMaterial } from "./http-transport.ts";
 export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
 export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
 export type { Authentication } from "./kubeconfig.ts";

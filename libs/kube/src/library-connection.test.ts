@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createSecureServer } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -8,6 +8,7 @@ import { after, test } from "node:test";
 // the control plane's own test PKI (openssl CLI): a CA and a serving cert for 127.0.0.1
 import { makePki } from "../../devcluster/src/pki.ts";
 import { sendHttp } from "./http-transport.ts";
+import { writeKubeconfig } from "./kubeconfig-fixture.ts";
 import { headersOf, libraryConnection, TlsAgents } from "./library-connection.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "library-connection-test-"));
@@ -29,29 +30,17 @@ test("an exec plugin's kubeconfig: the plugin's token, over HTTP/1.1 even to a s
       kind: "ExecCredential",
       status: { token: "from-plugin" },
     });
-    const file = join(dir, "exec.kubeconfig");
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        "current-context": "ctx",
-        contexts: [{ name: "ctx", context: { cluster: "c", user: "u", namespace: "team-a" } }],
-        clusters: [{ name: "c", cluster: { server, "certificate-authority": pki.caCert } }],
-        users: [
-          {
-            name: "u",
-            user: {
-              exec: {
-                apiVersion: "client.authentication.k8s.io/v1",
-                command: "/bin/sh",
-                args: ["-c", `echo '${credential}'`],
-                interactiveMode: "Never",
-              },
-            },
-          },
-        ],
-      }),
+    const exec = {
+      apiVersion: "client.authentication.k8s.io/v1",
+      command: "/bin/sh",
+      args: ["-c", `echo '${credential}'`],
+      interactiveMode: "Never",
+    };
+    const file = writeKubeconfig(
+      join(dir, "exec.kubeconfig"),
+      { server, "certificate-authority": pki.caCert },
+      { exec },
+      "team-a",
     );
     const c = libraryConnection(file);
     assert.equal(c.readByLibrary, true);

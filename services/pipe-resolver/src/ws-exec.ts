@@ -10,7 +10,7 @@
 // interceptor on the dispatcher, for this socket alone, records what the
 // upgrade request came to, so a refusal still names the apiserver's status.
 import type { Duplex } from "node:stream";
-import type { Authentication } from "@quarry/kube";
+import { type Authentication, setTlsFields } from "@quarry/kube";
 import { Agent, type Dispatcher, fetch as undiciFetch, WebSocket } from "undici";
 import type { ExecFn, ExecOutcome } from "./copy.ts";
 import {
@@ -79,8 +79,7 @@ const tlsAgents = new WeakMap<Authentication["tls"], Agent>();
 function undiciAgentFor(tls: Authentication["tls"]): Agent {
   let agent = tlsAgents.get(tls);
   if (!agent) {
-    const set = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined));
-    agent = new Agent({ allowH2: false, connect: set });
+    agent = new Agent({ allowH2: false, connect: setTlsFields(tls) });
     tlsAgents.set(tls, agent);
   }
   return agent;
