@@ -2,8 +2,8 @@
 // resolver as separate processes share 6 bucket Leases; every request is
 // resolved by exactly the replica holding its bucket; a SIGKILLed replica's
 // buckets move once its Leases expire and no request is lost; a replica
-// SIGTERMed during a burst releases its Leases at once, a peer takes them
-// within a retry, and every request of the burst resolves.
+// SIGTERMed during a burst releases its Leases once it has drained, a peer
+// takes them without waiting for expiry, and every request of the burst resolves.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
@@ -89,7 +89,7 @@ test("the resolver may manage Leases in its own namespace and nowhere else", asy
   await assert.rejects(client.list(leases, other), (err) => isApiError(err, 403));
 });
 
-test("three replicas share the buckets: every bucket held by exactly one, each holds some", async () => {
+test("three replicas share the buckets: every bucket held by exactly one, two each", async () => {
   const scn = scenario();
   const started = performance.now();
   for (const name of ["r1", "r2", "r3"]) replicas.push(await startReplica(scn, SERVICE, name, ENV));
@@ -98,7 +98,10 @@ test("three replicas share the buckets: every bucket held by exactly one, each h
     async () => {
       const held = await Promise.all(replicas.map(heldBuckets));
       const all = held.flat();
-      const ok = held.every((h) => h.length > 0) && all.length === BUCKETS && new Set(all).size === BUCKETS;
+      // the fair share, not merely some each: a 3+2+1 spread is still moving (a replica over its
+      // share hands a bucket over), and the burst below needs buckets that stay put
+      const ok =
+        held.every((h) => h.length === BUCKETS / 3) && all.length === BUCKETS && new Set(all).size === BUCKETS;
       return ok ? held : undefined;
     },
     { timeoutMs: 30_000, intervalMs: 250 },
@@ -191,7 +194,7 @@ test("SIGKILL: the dead replica's buckets move to the others once its Leases exp
   assert.equal(owner.size, BUCKETS);
 });
 
-test("SIGTERM during a burst: the Leases are released at once, a peer takes them within a retry, no request is lost", async () => {
+test("SIGTERM during a burst: the Leases are released once the drain is over, a peer takes them without waiting for expiry, no request is lost", async () => {
   const scn = scenario();
   const [r1, r2] = replicas as [Replica, Replica, Replica];
   const itsBuckets = await heldBuckets(r2);
@@ -242,13 +245,23 @@ test("SIGTERM during a burst: the Leases are released at once, a peer takes them
   console.log(
     `[ha-buckets] SIGTERM: exited in ${exitedMs} ms, ${itsBuckets.length} buckets taken over in ${tookMs} ms`,
   );
+  // r2 keeps renewing while it drains, so the time from SIGTERM is the drain's (long on a loaded
+  // machine) and says nothing about expiry. What proves "released, not expired": the watch sees
+  // the holder cleared and then r1, and r1 took it sooner after the release than a lease duration
+  // (a peer waiting for expiry would take at least that long after the last write it saw).
+  const gaps: number[] = [];
   for (const b of itsBuckets) {
-    const history = seen.filter((s) => s.lease === b).map((s) => s.holder);
-    const released = history.indexOf("");
-    assert.ok(released >= 0, `${b} released (holder cleared): ${history.join(" → ")}`);
-    assert.ok(history.indexOf("r1", released) > released, `${b} then taken by r1: ${history.join(" → ")}`);
+    const events = seen.filter((s) => s.lease === b);
+    const history = events.map((s) => s.holder).join(" → ");
+    const released = events.findIndex((s) => s.holder === "");
+    assert.ok(released >= 0, `${b} released (holder cleared): ${history}`);
+    const taken = events.findIndex((s, i) => i > released && s.holder === "r1");
+    assert.ok(taken > released, `${b} then taken by r1: ${history}`);
+    gaps.push(Math.round(events[taken]!.at - events[released]!.at));
   }
-  assert.ok(tookMs < LEASE_MS, `taken over before the lease could have expired (${tookMs} ms)`);
+  console.log(`[ha-buckets] SIGTERM: release → r1 per bucket: ${gaps.join(", ")} ms`);
+  const slowest = Math.max(...gaps);
+  assert.ok(slowest < LEASE_MS, `taken over before a released lease could have expired (${slowest} ms)`);
   await allResolved(during);
   // r1 owns everything now, and resolves what comes, once each
   const before = await resolvedBy(r1);
