@@ -101,7 +101,9 @@ test("three replicas share the buckets: every bucket held by exactly one, two ea
       // the fair share, not merely some each: a 3+2+1 spread is still moving (a replica over its
       // share hands a bucket over), and the burst below needs buckets that stay put
       const ok =
-        held.every((h) => h.length === BUCKETS / 3) && all.length === BUCKETS && new Set(all).size === BUCKETS;
+        held.every((h) => h.length === BUCKETS / 3) &&
+        all.length === BUCKETS &&
+        new Set(all).size === BUCKETS;
       return ok ? held : undefined;
     },
     { timeoutMs: 30_000, intervalMs: 250 },
