@@ -23,6 +23,13 @@ type Pod = {
   }[];
   volumes: { name: string; secret?: { secretName: string } }[];
 };
+type NetworkPolicy = Manifest & {
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: { ports: { port: string; protocol: string }[]; from?: unknown[] }[];
+  };
+};
 const pod = (docs: Manifest[]) =>
   (find(docs, "Deployment") as unknown as { spec: { template: { spec: Pod } } }).spec.template.spec;
 const envOf = (docs: Manifest[]) =>
@@ -172,19 +179,72 @@ describe("conversion webhook (charts)", () => {
     );
   });
 
-  test("lifecycle-controller, on with a NetworkPolicy: the webhook port is open to the apiserver", () => {
-    const docs = template("lifecycle-controller", [
+  test("lifecycle-controller, on: a NetworkPolicy admits only the webhook port (from anywhere) and the metrics port", () => {
+    const docs = template("lifecycle-controller", ["--set", "conversionWebhook.enabled=true"]);
+    const policies = docs.filter((d) => d.kind === "NetworkPolicy") as unknown as NetworkPolicy[];
+    assert.deepEqual(
+      policies.map((p) => p.metadata.name),
+      ["quarry-lifecycle-controller-webhook"],
+    );
+    const np = policies[0]!;
+    assert.deepEqual(np.spec.policyTypes, ["Ingress"]);
+    assert.equal(np.spec.podSelector.matchLabels["app.kubernetes.io/name"], "lifecycle-controller");
+    assert.deepEqual(np.spec.ingress, [
+      { ports: [{ port: "webhook", protocol: "TCP" }] },
+      { ports: [{ port: "metrics", protocol: "TCP" }] },
+    ]);
+  });
+
+  test("lifecycle-controller, on: the NetworkPolicy's peers narrow each port; it replaces networkPolicy; it can be turned off", () => {
+    const narrowed = template("lifecycle-controller", [
       "--set",
       "conversionWebhook.enabled=true",
       "--set",
+      "conversionWebhook.networkPolicy.from[0].ipBlock.cidr=10.0.0.0/24",
+      "--set",
+      "networkPolicy.enabled=true",
+      "--set",
+      "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
+    ]);
+    const policies = narrowed.filter((d) => d.kind === "NetworkPolicy") as unknown as NetworkPolicy[];
+    assert.deepEqual(
+      policies.map((p) => p.metadata.name),
+      ["quarry-lifecycle-controller-webhook"],
+      "one policy: a second (quarry-lib's) would admit the webhook port from anywhere beside it",
+    );
+    assert.deepEqual(policies[0]!.spec.ingress, [
+      { ports: [{ port: "webhook", protocol: "TCP" }], from: [{ ipBlock: { cidr: "10.0.0.0/24" } }] },
+      {
+        ports: [{ port: "metrics", protocol: "TCP" }],
+        from: [{ namespaceSelector: { matchLabels: { name: "monitoring" } } }],
+      },
+    ]);
+
+    const off = template("lifecycle-controller", [
+      "--set",
+      "conversionWebhook.enabled=true",
+      "--set",
+      "conversionWebhook.networkPolicy.enabled=false",
+    ]);
+    assert.equal(find(off, "NetworkPolicy"), undefined);
+    // off, quarry-lib's networkPolicy still admits the webhook port beside the metrics port
+    const general = template("lifecycle-controller", [
+      "--set",
+      "conversionWebhook.enabled=true",
+      "--set",
+      "conversionWebhook.networkPolicy.enabled=false",
+      "--set",
       "networkPolicy.enabled=true",
     ]);
-    const np = find(docs, "NetworkPolicy") as unknown as {
-      spec: { ingress: { ports: { port: string }[] }[] };
-    };
+    const np = find(general, "NetworkPolicy") as unknown as NetworkPolicy;
+    assert.equal(np.metadata.name, "quarry-lifecycle-controller");
     assert.deepEqual(
       np.spec.ingress.map((r) => r.ports[0]?.port),
       ["metrics", "webhook"],
     );
+  });
+
+  test("lifecycle-controller, off (default): no NetworkPolicy", () => {
+    assert.equal(find(template("lifecycle-controller"), "NetworkPolicy"), undefined);
   });
 });

@@ -14,6 +14,7 @@ const scenario = useScenario("charts");
 const plurals: Record<string, [string, boolean]> = {
   ServiceAccount: ["serviceaccounts", true],
   ConfigMap: ["configmaps", true],
+  Secret: ["secrets", true],
   Service: ["services", true],
   Pod: ["pods", true],
   Deployment: ["deployments", true],
@@ -55,6 +56,8 @@ type PodOwner = { template: { spec: { serviceAccountName: string } } };
 
 const everythingOn = [
   "--set=crds.enabled=true",
+  // its Service, Secret, RBAC and NetworkPolicy
+  "--set=lifecycle-controller.conversionWebhook.enabled=true",
   ...[
     "lifecycle-controller",
     "run-controller",

@@ -10,9 +10,13 @@ import {
   generatedFiles,
   lifecycleDeletesPolicy,
   lifecycleWritesPolicy,
+  RESOLVER_SERVICE_ACCOUNTS,
   resolutionRequestCrd,
   resolutionRequestCrdWithConversion,
   resolverLabelPolicy,
+  resolverTypeNames,
+  resolverWritesPolicies,
+  resolverWritesPolicy,
 } from "./crds.ts";
 import { CRDS_DIR, staleFiles } from "./gen-crds.ts";
 import { customRunCrd, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
@@ -40,9 +44,39 @@ test("the YAML parses back to the objects", () => {
     ...resolverLabelPolicy(),
     ...lifecycleWritesPolicy(),
     ...lifecycleDeletesPolicy(),
+    ...resolverWritesPolicies(),
   ]);
   assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/runs.tekton.dev.yaml`] ?? ""), [runCrd()]);
   assert.deepEqual(loadAll(files[`${RUN_CRDS_SUBDIR}/customruns.tekton.dev.yaml`] ?? ""), [customRunCrd()]);
+});
+
+test("a resolver's type names: the canonical one first, then the aliases that map to it", () => {
+  const table: [string, string[]][] = [
+    ["git", ["git"]],
+    ["bundles", ["bundles", "bundle"]],
+    ["cluster", ["cluster", "in-cluster"]],
+    ["pipe", ["pipe"]],
+    ["http", ["http"]],
+  ];
+  for (const [type, names] of table) assert.deepEqual(resolverTypeNames(type), names, type);
+});
+
+test("one status-write policy and binding per resolver ServiceAccount, matched by name in any namespace", () => {
+  const docs = resolverWritesPolicies();
+  assert.equal(docs.length, 2 * Object.keys(RESOLVER_SERVICE_ACCOUNTS).length);
+  const [policy, binding] = resolverWritesPolicy("quarry-bundle-resolver", "bundles") as unknown as [
+    { spec: Record<string, unknown> & { matchConditions: { expression: string }[] } },
+    { spec: Record<string, unknown> },
+  ];
+  assert.equal(binding.spec.policyName, "quarry-bundle-resolver-writes");
+  assert.deepEqual(binding.spec.validationActions, ["Deny"]);
+  // no namespaceSelector: a namespace label cannot lift it
+  assert.equal(binding.spec.matchResources, undefined);
+  assert.match(policy.spec.matchConditions[0]?.expression ?? "", /endsWith\(':quarry-bundle-resolver'\)/);
+  assert.deepEqual(
+    (policy.spec.validations as { expression: string }[]).map((v) => v.expression),
+    ["variables.oldType in ['bundles', 'bundle'] && variables.newType in ['bundles', 'bundle']"],
+  );
 });
 
 test("the optional run CRDs (and the conversion CRD) are generated apart, where an installer of libs/api/crds/*.yaml skips them", () => {

@@ -8,6 +8,7 @@ import {
   LABEL_ADMISSION_POLICY,
   LABEL_RESOLVER_ALIAS,
   LABEL_RESOLVER_TYPE,
+  RESOLVER_NAME_ALIASES,
 } from "./labels.ts";
 import {
   CLUSTER_PIPE_STRATEGY_CRD_NAME,
@@ -283,12 +284,88 @@ export function lifecycleDeletesPolicy(): Manifest[] {
   });
 }
 
+/**
+ * Each resolver's ServiceAccount (charts/<service>/rbac.yaml; the name is fixed, the namespace is
+ * the install's) → the one canonical type it serves. `quarry-http-resolver` is
+ * examples/resolver-template's: a copy of the template under that name is held to its type too.
+ */
+export const RESOLVER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = Object.freeze({
+  "quarry-git-resolver": "git",
+  "quarry-bundle-resolver": "bundles",
+  "quarry-cluster-resolver": "cluster",
+  "quarry-pipe-resolver": "pipe",
+  "quarry-http-resolver": "http",
+});
+
+/** A canonical resolver type and the alias names that mean it (`bundles`, `bundle`): what its informer selects. */
+export function resolverTypeNames(type: string): string[] {
+  return [type, ...Object.keys(RESOLVER_NAME_ALIASES).filter((a) => RESOLVER_NAME_ALIASES[a] === type)];
+}
+
+/** The status-write policy of the resolver running as ServiceAccount `serviceAccount`. */
+export function resolverWritesPolicyName(serviceAccount: string): string {
+  return `${serviceAccount}-writes`;
+}
+
+/**
+ * RBAC grants every resolver `patch` on the status of every ResolutionRequest: it cannot tell a
+ * git request from a bundles one. This policy has the apiserver deny an update (status or main
+ * resource) by resolver `serviceAccount` of a request whose type, before and after, is not one of
+ * its own, so a resolver that is compromised or wrong cannot answer (or fail) another resolver's
+ * requests. The type is read as every service reads it (labels.ts resolverTypeOf): the canonical
+ * label when non-empty, else the seed's alias label, whose values may be alias names.
+ *
+ * The user is matched by name in any namespace (as the lifecycle policies are): the namespace is
+ * the install's, unknown here, and a same-named ServiceAccount elsewhere only gets the same limit.
+ * A process that hosts several resolvers must run under a ServiceAccount of another name.
+ */
+export function resolverWritesPolicy(serviceAccount: string, type: string): Manifest[] {
+  const names = resolverTypeNames(type);
+  const list = `[${names.map((n) => `'${n}'`).join(", ")}]`;
+  const typeOf = (o: string) => {
+    const label = (key: string) =>
+      `has(${o}.metadata.labels) && '${key}' in ${o}.metadata.labels && ${o}.metadata.labels['${key}'] != ''`;
+    return `((${label(LABEL_RESOLVER_TYPE)}) ? ${o}.metadata.labels['${LABEL_RESOLVER_TYPE}'] : ((${label(LABEL_RESOLVER_ALIAS)}) ? ${o}.metadata.labels['${LABEL_RESOLVER_ALIAS}'] : ''))`;
+  };
+  const aliases = names.slice(1);
+  const typesText = aliases.length > 0 ? `${type} (or its alias ${aliases.join(", ")})` : type;
+  return admissionPolicy({
+    name: resolverWritesPolicyName(serviceAccount),
+    operations: ["UPDATE"],
+    resources: [RESOLUTION_REQUEST_PLURAL, `${RESOLUTION_REQUEST_PLURAL}/status`],
+    matchConditions: [
+      {
+        name: `is-${serviceAccount}`,
+        expression: `request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':${serviceAccount}')`,
+      },
+    ],
+    variables: [
+      { name: "oldType", expression: typeOf("oldObject") },
+      { name: "newType", expression: typeOf("object") },
+    ],
+    validations: [
+      {
+        expression: `variables.oldType in ${list} && variables.newType in ${list}`,
+        message: `ServiceAccount ${serviceAccount} writes only ResolutionRequests of type ${typesText} (label ${LABEL_RESOLVER_TYPE}, or ${LABEL_RESOLVER_ALIAS} when that is empty): this request belongs to another resolver`,
+        reason: "Forbidden",
+      },
+    ],
+  });
+}
+
+/** Every resolver's status-write policy, in RESOLVER_SERVICE_ACCOUNTS' order. */
+export function resolverWritesPolicies(): Manifest[] {
+  return Object.entries(RESOLVER_SERVICE_ACCOUNTS).flatMap(([sa, type]) => resolverWritesPolicy(sa, type));
+}
+
 interface AdmissionPolicySpec {
   name: string;
   operations: string[];
   resources: string[];
   validations: { expression: string; message: string; reason: string }[];
   matchConditions?: { name: string; expression: string }[];
+  /** CEL variables (`variables.<name>` in the validations), evaluated once per request. */
+  variables?: { name: string; expression: string }[];
   namespaceSelector?: Record<string, unknown>;
 }
 
@@ -313,6 +390,7 @@ function admissionPolicy(p: AdmissionPolicySpec): Manifest[] {
           ],
         },
         ...(p.matchConditions ? { matchConditions: p.matchConditions } : {}),
+        ...(p.variables ? { variables: p.variables } : {}),
         validations: p.validations,
       },
     },
@@ -369,6 +447,7 @@ export function generatedFiles(): Record<string, string> {
       ...resolverLabelPolicy(),
       ...lifecycleWritesPolicy(),
       ...lifecycleDeletesPolicy(),
+      ...resolverWritesPolicies(),
     ]),
     [`${PIPE_CRD_NAME}.yaml`]: toYaml([pipeCrd()]),
     [`${PIPE_STRATEGY_CRD_NAME}.yaml`]: toYaml([pipeStrategyCrd()]),

@@ -35,10 +35,14 @@ interface AccessReview extends KubeObject {
   status?: { allowed?: boolean };
 }
 
-/** Binds `charts/<service>/rbac.yaml`'s `rulesKey` as ClusterRole `role` in `namespace`. */
+/**
+ * Binds `charts/<service>/rbac.yaml`'s `rulesKey` as ClusterRole `role` in `namespace`, to the
+ * service's ServiceAccount in the scenario's namespace (or `serviceAccount`, a process hosting
+ * several services' code).
+ */
 export async function grantOptInRules(
   scn: Scenario,
-  opts: { service: string; rulesKey: string; role: string; namespace?: string },
+  opts: { service: string; rulesKey: string; role: string; namespace?: string; serviceAccount?: string },
 ): Promise<void> {
   const rbac = yaml.load(readFileSync(join(repoRoot, "charts", opts.service, "rbac.yaml"), "utf8")) as Record<
     string,
@@ -47,6 +51,7 @@ export async function grantOptInRules(
   const rules = rbac[opts.rulesKey] as Rule[] | undefined;
   if (!Array.isArray(rules)) throw new Error(`charts/${opts.service}/rbac.yaml has no ${opts.rulesKey}`);
   const namespace = opts.namespace ?? scn.namespace;
+  const sa = opts.serviceAccount ?? String(rbac.serviceAccountName);
   await applyObject(scn.admin, {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -58,9 +63,9 @@ export async function grantOptInRules(
     kind: "RoleBinding",
     metadata: { name: opts.role, namespace },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: opts.role },
-    subjects: [{ kind: "ServiceAccount", name: String(rbac.serviceAccountName), namespace: scn.namespace }],
+    subjects: [{ kind: "ServiceAccount", name: sa, namespace: scn.namespace }],
   });
-  const user = `system:serviceaccount:${scn.namespace}:${String(rbac.serviceAccountName)}`;
+  const user = `system:serviceaccount:${scn.namespace}:${sa}`;
   for (const rule of rules) {
     for (const resource of rule.resources) {
       const review: AccessReview = {

@@ -9,8 +9,16 @@ import type { CertAndKey } from "./webhook-pki.ts";
 
 export const CONVERT_PATH = "/convert";
 
-// A list read through v1alpha1 sends every object in one review, each up to etcd's 1.5 MiB.
-const BODY_LIMIT_BYTES = 256 * 1024 * 1024;
+/**
+ * The largest ConversionReview body read; a longer one is answered 413 before it is buffered or
+ * parsed (the port is reachable by more than the apiserver: a NetworkPolicy admits any source, as
+ * the apiserver's address is not known in general). The apiserver converts an object at a time,
+ * as it decodes one from etcd or a write (each served version has its own watch cache, filled
+ * already converted), so a review carries one object: at most 1.5 MiB stored (etcd's request
+ * limit) and 3 MiB on a write (the apiserver's own request-body limit). 3 MiB, and 64 KiB for the
+ * review around the object and the metadata the apiserver adds to it.
+ */
+export const MAX_REVIEW_BYTES = 3 * 1024 * 1024 + 64 * 1024;
 
 export interface ConversionWebhookServer {
   port: number;
@@ -27,8 +35,19 @@ export async function startConversionWebhook(opts: {
   const log = opts.log.child({ component: "conversion-webhook" });
   const app = fastify({
     https: { cert: opts.tls.certPem, key: opts.tls.keyPem },
-    bodyLimit: BODY_LIMIT_BYTES,
+    bodyLimit: MAX_REVIEW_BYTES,
     loggerInstance: log.child({}, { level: "warn" }),
+  });
+  app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
+    if (err.statusCode === 413) {
+      // never the apiserver's (its reviews fit): a client to notice; the rest of the body unread
+      log.warn(
+        { remote: req.ip, limit: MAX_REVIEW_BYTES },
+        "conversion review over the body limit refused (413)",
+      );
+      reply.header("connection", "close");
+    }
+    return reply.send(err);
   });
   app.post(CONVERT_PATH, async (req, reply) => {
     const outcome = reviewConversion(req.body);
