@@ -19,6 +19,7 @@ import { startNode, type TestNode } from "@quarry/devcluster/node";
 import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { type ConfigMapObject, configMaps, type KubeClient, RestKubeClient } from "@quarry/kube";
 import {
+  configMapOutputs,
   nodeConfig,
   PIPE_LABELS,
   pipeObject,
@@ -148,7 +149,12 @@ try {
     rulesKey: "pipeNamespaceRules",
     role: NAMESPACE_ROLE,
   });
-  await bench.admin.create(pipeStrategies, pipeStrategy(ns, PIPE, scriptPod(node.toolsImage, SCRIPT)));
+  await bench.admin.create(
+    pipeStrategies,
+    pipeStrategy(ns, PIPE, scriptPod(node.toolsImage, SCRIPT), [], {
+      outputs: configMapOutputs(`/out/${FILE}`),
+    }),
+  );
   await bench.admin.create(
     pipes,
     pipeObject(ns, PIPE, { kind: "PipeStrategy", name: PIPE }, [

@@ -22,7 +22,13 @@ import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { RunningService } from "@quarry/devcluster/service";
 import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
-import { nodeConfig, pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
+import {
+  configMapOutputs,
+  nodeConfig,
+  pipeObject,
+  pipeStrategy,
+  scriptPod,
+} from "../fixtures/pipe-scenario.ts";
 import { adminClient } from "../harness/env.ts";
 import {
   newScenario,
@@ -161,9 +167,13 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
       });
       await s.admin.create(
         pipeStrategies,
-        pipeStrategy(s.namespace, CHAOS_PIPE, scriptPod(node.toolsImage, 'echo "$(params.n)" > /out/n'), [
-          { name: "n" },
-        ]),
+        pipeStrategy(
+          s.namespace,
+          CHAOS_PIPE,
+          scriptPod(node.toolsImage, 'echo "$(params.n)" > /out/n'),
+          [{ name: "n" }],
+          { outputs: configMapOutputs("/out/n") },
+        ),
       );
       await s.admin.create(
         pipes,

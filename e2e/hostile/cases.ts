@@ -4,6 +4,11 @@
 // QUARRY_HOSTILE_FULL=1 (pnpm test:hostile) runs them all.
 import type { Param, RunFlavour } from "@quarry/api";
 import type { RunInput } from "@quarry/devcluster/runs";
+import { CREDENTIAL_CASES, unusableToken } from "./cases-credentials.ts";
+import { EGRESS_CASES } from "./cases-egress.ts";
+import { PIPE_POLICY_CASES } from "./cases-pipe.ts";
+import type { CredentialCtx } from "./credentials-fixture.ts";
+import type { EgressCtx } from "./egress-fixture.ts";
 
 export type Target = "git" | "bundles" | "cluster" | "pipe" | "lifecycle" | "run";
 
@@ -18,7 +23,11 @@ export interface Ctx {
   hostileUrl: string;
   /** Wants the token in Secret git-creds. */
   privateUrl: string;
-  /** 127.0.0.1:PORT of the registry. */
+  /** Capture servers a gitToken is asked to reach (cases-credentials.ts). */
+  credentials: CredentialCtx;
+  /** A blocked name, a cross-origin redirect and a blocked token realm (cases-egress.ts). */
+  egress: EgressCtx;
+  /** 127.0.0.2:PORT of the registry (127.0.0.1 is blocked: egress-fixture.ts). */
   registryHost: string;
   /** A good bundle holding task "build". */
   bundle: string;
@@ -273,7 +282,7 @@ const GIT: HostileCase[] = [
     /must not contain credentials/,
     "https://hostile-url-password-93be5a@example.com/x.git",
   ),
-  gitUrl("url-closed-port", "SourceUnavailable", /./, "http://127.0.0.1:1/x.git"),
+  gitUrl("url-closed-port", "SourceUnavailable", /./, "http://127.0.0.2:1/x.git"),
   // non-Tekton content, bombs, huge and binary files
   gitPath(
     "not-tekton",
@@ -305,10 +314,11 @@ const GIT: HostileCase[] = [
     true,
   ),
   git("no-token", "Forbidden", /gitToken/, (c) => P(["url", c.privateUrl], ["pathInRepo", "task.yaml"])),
-  git("missing-secret", "NotFound", /nope-creds/, (c) =>
+  // Secret errors: one message whatever is wrong (cases-credentials.ts)
+  git("missing-secret", "Forbidden", unusableToken("nope-creds", "token", "http://[^ ]+"), (c) =>
     P(["url", c.privateUrl], ["pathInRepo", "task.yaml"], ["gitToken", "nope-creds"]),
   ),
-  git("wrong-key", "NotFound", /nokey/, (c) =>
+  git("wrong-key", "Forbidden", unusableToken("git-creds", "nokey", "http://[^ ]+"), (c) =>
     P(
       ["url", c.privateUrl],
       ["pathInRepo", "task.yaml"],
@@ -328,7 +338,7 @@ const GIT: HostileCase[] = [
       ),
     true,
   ),
-  git("secret-only-elsewhere", "NotFound", /elsewhere-creds/, (c) =>
+  git("secret-only-elsewhere", "Forbidden", unusableToken("elsewhere-creds", "token", "http://[^ ]+"), (c) =>
     P(["url", c.privateUrl], ["pathInRepo", "task.yaml"], ["gitToken", "elsewhere-creds"]),
   ),
   git("secret-key-traversal", "InvalidParams", /param "gitTokenKey": .* is not a valid Secret key/, (c) =>
@@ -434,7 +444,7 @@ const BUNDLES: HostileCase[] = [
     true,
   ),
   bref("metadata-registry-v6", "Forbidden", /is a link-local address/, () => "[fe80::1]:5000/x/y:v1"),
-  bref("closed-port", "SourceUnavailable", /./, () => "127.0.0.1:1/x/y:v1"),
+  bref("closed-port", "SourceUnavailable", /./, () => "127.0.0.2:1/x/y:v1"),
   bref("unknown-tag", "NotFound", /not found/, (c) => `${c.registryHost}/hostile/good:nope`),
   bundles(
     "secret-other-ns",
@@ -449,7 +459,7 @@ const BUNDLES: HostileCase[] = [
   bundles(
     "secret-not-readable",
     "Forbidden",
-    /param "secret": the bundle resolver may not read Secret .*\/wrong-creds/,
+    /^param "secret": Secret [-a-z0-9]+\/wrong-creds cannot be used as an image pull Secret: it is missing, unreadable by the bundle resolver, or not a valid/,
     (c) => P(["bundle", c.bundle], ["name", "build"], ["secret", "wrong-creds"]),
   ),
 ];
@@ -732,4 +742,14 @@ const RUN: HostileCase[] = [
   },
 ];
 
-export const CASES: readonly HostileCase[] = [...GIT, ...BUNDLES, ...CLUSTER, ...PIPE, ...LIFECYCLE, ...RUN];
+export const CASES: readonly HostileCase[] = [
+  ...GIT,
+  ...BUNDLES,
+  ...CLUSTER,
+  ...PIPE,
+  ...LIFECYCLE,
+  ...RUN,
+  ...CREDENTIAL_CASES,
+  ...PIPE_POLICY_CASES,
+  ...EGRESS_CASES,
+];

@@ -21,6 +21,9 @@ import { addPrivateRepo } from "../fixtures/git-scenario.ts";
 import { pipeObject, pipeStrategy } from "../fixtures/pipe-scenario.ts";
 import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "../harness/scenario.ts";
 import type { Ctx } from "./cases.ts";
+import { type CredentialWorld, startCredentialWorld } from "./credentials-fixture.ts";
+import { type EgressWorld, SOURCE_ADDRESS, startEgressWorld } from "./egress-fixture.ts";
+import { startPipePolicyWorld } from "./pipe-fixture.ts";
 
 /** Strings that must never appear in a status, an Event or a log. */
 export const SECRETS = {
@@ -63,6 +66,10 @@ const DEEP = `apiVersion: tekton.dev/v1\nkind: Task\nmetadata: {name: deep}\nspe
 export interface HostileWorld {
   scn: Scenario;
   ctx: Ctx;
+  /** Capture servers and bindings of the credential rows (cases-credentials.ts). */
+  credentials: CredentialWorld;
+  /** Traps of the egress rows (cases-egress.ts). */
+  egress: EgressWorld;
   dispose(): Promise<void>;
 }
 
@@ -71,18 +78,25 @@ export async function startHostileWorld(): Promise<HostileWorld> {
   let server: GitServer | undefined;
   let repo: StandardRepo | undefined;
   let registry: Registry | undefined;
+  let credentials: CredentialWorld | undefined;
+  let egress: EgressWorld | undefined;
+  let disposePipePolicy: (() => Promise<void>) | undefined;
   const cacheDir = mkdtempSync(join(tmpdir(), "quarry-e2e-hostile-cache-"));
   const dispose = async () => {
     await scn.cleanup();
     repo?.builder.dispose();
     await server?.stop();
     await registry?.dispose();
+    await credentials?.dispose();
+    await egress?.dispose();
+    await disposePipePolicy?.();
     rmSync(cacheDir, { recursive: true, force: true });
   };
   try {
     const ns = scn.namespace;
     const other = await scn.extraNamespace("hostile-other");
-    server = await startGitServer();
+    // not on 127.0.0.1, which the resolvers here block (egress-fixture.ts)
+    server = await startGitServer({ address: SOURCE_ADDRESS });
     repo = await buildStandardRepo(server.root);
     const hostile = await RepoBuilder.create(server.root, "hostile.git");
     hostile
@@ -124,7 +138,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
       spec: { steps: [{ name: "s", image: "busybox", script: "echo hi" }] },
     });
 
-    registry = await startRegistry();
+    registry = await startRegistry({ address: SOURCE_ADDRESS });
     const bundle = registry.ref("hostile/good:v1");
     await tknBundlePush(bundle, [TASK_YAML]);
 
@@ -146,6 +160,8 @@ export async function startHostileWorld(): Promise<HostileWorld> {
           ],
         },
         [{ name: "cn" }, { name: "days", default: "1" }, { name: "tags", type: "array", default: [] }],
+        // so these rows fail on their own faults, not on the strategy's policy (cases-pipe.ts)
+        { outputs: [{ path: "/out/x", kind: "ConfigMap" }], allowInlineFiles: true },
       ),
     );
     await scn.admin.create(
@@ -159,6 +175,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
       rulesKey: "pipeNamespaceRules",
       role: "quarry-pipe-resolver-namespace",
     });
+    disposePipePolicy = await startPipePolicyWorld(scn, other);
 
     await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT });
     await setConfig(scn, "run-controller-config", {
@@ -166,6 +183,9 @@ export async function startHostileWorld(): Promise<HostileWorld> {
       "enforcement-grace": "5s",
     });
     await scn.start("lifecycle-controller");
+    // merges its keys into git-resolver-config: keep it after any setConfig of that ConfigMap
+    credentials = await startCredentialWorld(scn, server);
+    egress = await startEgressWorld(scn);
     await scn.start("git-resolver", { QUARRY_GIT_CACHE_DIR: cacheDir });
     await scn.start("bundle-resolver");
     await scn.start("cluster-resolver");
@@ -179,10 +199,12 @@ export async function startHostileWorld(): Promise<HostileWorld> {
       gitUrl: server.url(repo.name),
       hostileUrl: server.url("hostile.git"),
       privateUrl: server.url("team/private.git"),
+      credentials: credentials.ctx,
+      egress: egress.ctx,
       registryHost: registry.host,
       bundle,
     };
-    return { scn, ctx, dispose };
+    return { scn, ctx, credentials, egress, dispose };
   } catch (err) {
     await dispose();
     throw err;

@@ -13,7 +13,10 @@ import { isApiError } from "@quarry/kube";
 import { createRun, resourceOf, runObject, runSucceeded } from "../harness/runs.ts";
 import { createRequest, newRequest, succeeded } from "../harness/scenario.ts";
 import { ADMISSION, CASES, type HostileCase, type Target } from "./cases.ts";
+import { credentialCaptureTest } from "./credentials-check.ts";
+import { egressCaptureTest } from "./egress-fixture.ts";
 import { GLOBAL_TIMEOUT, type HostileWorld, SECRETS, startHostileWorld } from "./fixture.ts";
+import { resolverStatusPolicyTest } from "./status-policy.ts";
 
 const LABELS: Record<Exclude<Target, "lifecycle" | "run">, Record<string, string>> = {
   git: { "resolution.tekton.dev/type": "git" },
@@ -194,4 +197,8 @@ export function hostileSuite(full: boolean): void {
     }
     assert.deepEqual(down, []);
   });
+
+  resolverStatusPolicyTest(w);
+  credentialCaptureTest(w);
+  egressCaptureTest(w);
 }

@@ -2,7 +2,8 @@
 // ServiceAccount named by `serviceAccount`, or of the configured
 // default-service-account when the request names neither secret nor
 // serviceAccount (Tekton's behaviour); a named ServiceAccount that does not
-// exist is NotFound; anonymous token pulls work for public repositories.
+// exist gets the one message an unusable ServiceAccount gets (the detail is in
+// the resolver's log); anonymous token pulls work for public repositories.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyObject } from "@quarry/devcluster/apply";
@@ -56,13 +57,17 @@ test("neither secret nor serviceAccount: the configured default ServiceAccount's
   assert.ok(resolvedOk(rr), succeeded(rr)?.message);
 });
 
-test("a named ServiceAccount that does not exist: NotFound naming the param", async () => {
-  const { scn, registry } = bundles();
+test("a named ServiceAccount that does not exist: Forbidden naming the param, the detail in the log only", async () => {
+  const { scn, registry, resolver } = bundles();
   const rr = await resolveBundle(scn, "missing-sa", {
     bundle: registry.ref("private/task:v1"),
     name: "build",
     serviceAccount: "ghost",
   });
-  assert.equal(reasonOf(rr), "NotFound");
-  assert.match(succeeded(rr)?.message ?? "", /param "serviceAccount": ServiceAccount .*\/ghost not found/);
+  assert.equal(reasonOf(rr), "Forbidden");
+  assert.match(
+    succeeded(rr)?.message ?? "",
+    /^param "serviceAccount": ServiceAccount [-a-z0-9]+\/ghost cannot be used for pull credentials: it is missing or unreadable by the bundle resolver, or one of its imagePullSecrets is not a valid image pull Secret \(the resolver's log says which\)$/,
+  );
+  assert.match(resolver.logs(), /ServiceAccount [-a-z0-9]+\/ghost not found/);
 });

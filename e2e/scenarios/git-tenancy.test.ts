@@ -3,14 +3,22 @@
 // A's cached bytes (one resolver watching both namespaces).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { addPrivateRepo, GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
-import { createRequest, finished, newRequest, succeeded, waitForRequest } from "../harness/scenario.ts";
+import { addPrivateRepo, GIT_LABELS, insecureHostConfig, useGitScenario } from "../fixtures/git-scenario.ts";
+import {
+  createRequest,
+  finished,
+  newRequest,
+  setConfig,
+  succeeded,
+  waitForRequest,
+} from "../harness/scenario.ts";
 
 const TOKEN = "tenant-a-token";
 let tenantB = "";
 const git = useGitScenario("git-tenancy", {
   setup: async ({ scn, server }) => {
     await addPrivateRepo(scn, server, "a/private.git", TOKEN);
+    await setConfig(scn, "git-resolver-config", insecureHostConfig(server));
     tenantB = await scn.extraNamespace("git-tenant-b");
   },
   env: ({ scn }) => ({ QUARRY_WATCH_NAMESPACE: `${scn.namespace},${tenantB}` }),

@@ -46,6 +46,7 @@ import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
 import yaml from "js-yaml";
 import {
+  configMapOutputs,
   failed,
   pipeObject,
   pipeRequest,
@@ -118,7 +119,12 @@ async function assertFailures(scn: Scenario, cases: readonly Case[]): Promise<vo
 /** The objects both tests read: a valid strategy and Pipe, and Pipes that only the resolver can fault. */
 async function objects(scn: Scenario): Promise<void> {
   const ns = scn.namespace;
-  await scn.admin.create(pipeStrategies, pipeStrategy(ns, "gen", pod(), PARAMS));
+  // /out/x may be a ConfigMap, and requests may bring their own files: so each request below
+  // fails on its own fault, not on the strategy's policy (e2e/hostile/cases-pipe.ts has those)
+  await scn.admin.create(
+    pipeStrategies,
+    pipeStrategy(ns, "gen", pod(), PARAMS, { outputs: configMapOutputs("/out/x"), allowInlineFiles: true }),
+  );
   const cn = [{ name: "cn", value: "example.test" }];
   const gen = { kind: "PipeStrategy" as const, name: "gen" };
   for (const p of [

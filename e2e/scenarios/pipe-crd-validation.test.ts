@@ -166,6 +166,57 @@ test("KEP-17-shaped strategies and Pipes are admitted and round-trip unchanged",
   }
 });
 
+test("policy fields: a strategy's outputs and allowInlineFiles, a ClusterPipeStrategy's allowedNamespaces, a Pipe's fixed params", async () => {
+  const ns = scenario().namespace;
+  const outputs = [
+    { path: "/tmp/tls.crt", kind: "ConfigMap" as const },
+    { path: "/tmp/tls.key", kind: "Secret" as const },
+  ];
+  const withPolicy = <T extends AnyPipeStrategy>(s: T, more: Record<string, unknown>): T => ({
+    ...s,
+    spec: { ...s.spec, outputs, allowInlineFiles: true, ...more },
+  });
+  for (const obj of [
+    withPolicy(strategy(ns, "with-outputs"), {}),
+    withPolicy(clusterStrategy(`allowed-${ns}`), { allowedNamespaces: [ns, "team-*", "*"] }),
+    pipe(ns, "fixed", { params: [{ name: "days", value: "30", fixed: true }] }),
+  ]) {
+    const created = await create(obj);
+    assert.deepEqual(created.spec, JSON.parse(JSON.stringify(obj.spec)), `${obj.metadata.name} round-trips`);
+  }
+  // a PipeStrategy is its namespace's: it has no allowedNamespaces (pruned, never a grant)
+  const pruned = await create(withPolicy(strategy(ns, "no-namespaces"), { allowedNamespaces: ["*"] }));
+  assert.equal((pruned.spec as unknown as Record<string, unknown>).allowedNamespaces, undefined);
+  await expectRejections([
+    [
+      withPolicy(strategy(ns, "output-twice"), {
+        outputs: [...outputs, { path: "/tmp/tls.key", kind: "ConfigMap" }],
+      }),
+      /spec\.outputs\[2\]: Duplicate value: .*"\/tmp\/tls\.key"/,
+    ],
+    [
+      withPolicy(strategy(ns, "output-escapes"), {
+        outputs: [{ path: "/tmp/../etc/passwd", kind: "ConfigMap" }],
+      }),
+      /spec\.outputs\[0\]\.path: .*must be a clean path/,
+    ],
+    [
+      withPolicy(strategy(ns, "output-kind"), { outputs: [{ path: "/tmp/a", kind: "Pod" }] }),
+      /spec\.outputs\[0\]\.kind: Unsupported value: "Pod"/,
+    ],
+    [
+      withPolicy(clusterStrategy(`bad-namespace-${ns}`), { allowedNamespaces: ["Team_A"] }),
+      /spec\.allowedNamespaces\[0\]: Invalid value: "Team_A"/,
+    ],
+    [
+      pipe(ns, "fixed-string", {
+        params: [{ name: "days", value: "30", fixed: "yes" as unknown as boolean }],
+      }),
+      /spec\.params\[0\]\.fixed: Invalid value: "string"/,
+    ],
+  ]);
+});
+
 test("bad strategies are rejected at admission with a message naming the field and KEP-17's rule", async () => {
   const ns = scenario().namespace;
   const init = kep17Pod().initContainers![0]!;

@@ -12,6 +12,7 @@ import { pipeStrategies, pipes } from "@quarry/api";
 import { waitUntil } from "@quarry/devcluster/wait";
 import { configMaps, type KubeObject } from "@quarry/kube";
 import {
+  configMapOutputs,
   done,
   isGone,
   pipeObject,
@@ -43,7 +44,9 @@ const pipe = usePipeScenario("pipe-init-retry", {
   setup: async (scn, node) => {
     await scn.admin.create(
       pipeStrategies,
-      pipeStrategy(scn.namespace, "flaky", scriptPod(node!.toolsImage, SCRIPT)),
+      pipeStrategy(scn.namespace, "flaky", scriptPod(node!.toolsImage, SCRIPT), [], {
+        outputs: configMapOutputs("/out/result"),
+      }),
     );
     await scn.admin.create(
       pipes,

@@ -24,7 +24,14 @@ import { type ConfigMapObject, configMaps } from "@quarry/kube";
 import yaml from "js-yaml";
 import { GIT_LABELS } from "../fixtures/git-scenario.ts";
 import { startPipeGitResolver } from "../fixtures/pipe-git-scenario.ts";
-import { nodeConfig, PIPE_LABELS, pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
+import {
+  configMapOutputs,
+  nodeConfig,
+  PIPE_LABELS,
+  pipeObject,
+  pipeStrategy,
+  scriptPod,
+} from "../fixtures/pipe-scenario.ts";
 import { sharedNode } from "../harness/node.ts";
 import { maxOverlap, PodTimelines, watchPipePods } from "../harness/pod-timeline.ts";
 import {
@@ -74,7 +81,9 @@ const scenario = useScenario("pipe-load", {
     const script = `sleep ${INIT_S}; echo "$(params.n)" > /out/n`;
     await scn.admin.create(
       pipeStrategies,
-      pipeStrategy(ns, "load", scriptPod(node.toolsImage, script), [{ name: "n" }]),
+      pipeStrategy(ns, "load", scriptPod(node.toolsImage, script), [{ name: "n" }], {
+        outputs: configMapOutputs("/out/n"),
+      }),
     );
     await scn.admin.create(
       pipes,

@@ -28,6 +28,7 @@ import yaml from "js-yaml";
 import {
   failed,
   isGone,
+  keyedDigest,
   type PipeResult as Result,
   reasonOf,
   sha256,
@@ -72,6 +73,8 @@ const scenario = useScenario("pipe-resolve", {
       "host-network": "true",
       "node-name": node.name,
       tolerations: "- key: node.kubernetes.io/not-ready\n  operator: Exists\n",
+      // the strategies' ServiceAccount: the pod policy allows only `default` unless told
+      "allowed-service-accounts": "pipe-sa",
     });
     await grantOptInRules(scn, {
       service: "pipe-resolver",
@@ -118,6 +121,17 @@ const GEN_SCRIPT = [
   "mkdir /out/dir",
 ].join("\n");
 
+/** Files the strategies may store as ConfigMaps (the key and the envFile only as Secrets). */
+const PUBLIC_FILES = [
+  "/out/tls.crt",
+  "/out/exact",
+  "/out/big",
+  "/out/bad.env",
+  "/out/dir",
+  "/out/nope",
+  "/out/x",
+];
+
 function strategy(
   namespace: string,
   name: string,
@@ -128,7 +142,11 @@ function strategy(
     apiVersion: "quarry.dev/v1alpha1",
     kind: "PipeStrategy",
     metadata: { name, namespace, annotations },
-    spec: { params: [{ name: "cn" }, { name: "days", default: "1" }], pod },
+    spec: {
+      params: [{ name: "cn" }, { name: "days", default: "1" }],
+      pod,
+      outputs: PUBLIC_FILES.map((path) => ({ path, kind: "ConfigMap" as const })),
+    },
   };
 }
 
@@ -172,7 +190,14 @@ function objects(scn: Scenario): Promise<void> {
       apiVersion: "quarry.dev/v1alpha1",
       kind: "ClusterPipeStrategy",
       metadata: { name: clusterStrategy },
-      spec: { params: [{ name: "greeting" }], pod: podSpec("echo '$(params.greeting)' > /out/hello") },
+      spec: {
+        params: [{ name: "greeting" }],
+        pod: podSpec("echo '$(params.greeting)' > /out/hello"),
+        // the scenario's namespace only, requests' own files allowed, /out/hello not secret
+        allowedNamespaces: [ns],
+        allowInlineFiles: true,
+        outputs: [{ path: "/out/hello", kind: "ConfigMap" }],
+      },
     };
     await scn.admin.create(clusterPipeStrategies, cluster);
     const entries: Record<string, Pipe["spec"]["pipe"]> = {
@@ -280,9 +305,20 @@ test("a certificate, its key and an envFile in one pipe: a Secret and ConfigMaps
     Object.fromEntries(Object.entries(env.data).map(([k, v]) => [k, Buffer.from(v, "base64").toString()])),
     { MODE: "release", TOKEN },
   );
-  assert.equal(data[0]!.sha256, sha256(keyPem));
+  // a ConfigMap's digest is its SHA-256; a Secret's is keyed (its plain SHA-256 would let anyone who
+  // reads the request test guesses of a short secret), under the resolver's own key
+  assert.equal(data[0]!.hmacSha256, await keyedDigest(scn, keyPem));
   assert.equal(data[1]!.sha256, sha256(crtPem));
-  assert.equal(data[2]!.sha256, sha256(Buffer.from(`# build\nMODE=release\nTOKEN=${TOKEN}\n`)));
+  assert.equal(
+    data[2]!.hmacSha256,
+    await keyedDigest(scn, Buffer.from(`# build\nMODE=release\nTOKEN=${TOKEN}\n`)),
+  );
+  assert.deepEqual(
+    [data[0]!.sha256, data[2]!.sha256],
+    [undefined, undefined],
+    "no plain SHA-256 of a Secret anywhere",
+  );
+  assert.doesNotMatch(JSON.stringify(rr.status), new RegExp(sha256(keyPem)));
 
   // the pod, as it ran (captured through the watch before it was deleted)
   await waitUntil(
@@ -470,7 +506,7 @@ test("a pod that cannot run fails at once; one whose init container outlasts pen
   assert.ok(Date.now() - started < (PENDING_TIMEOUT_S + 30) * 1000, "soon after it");
 });
 
-test("RBAC: Secrets create-only; pods, exec and outputs only where the namespace opted in", async () => {
+test("RBAC: Secrets create-only; pods (read too), exec and outputs only where the namespace opted in", async () => {
   const scn = scenario();
   const other = await scn.extraNamespace("pipe-no-opt-in");
   const user = `system:serviceaccount:${scn.namespace}:quarry-pipe-resolver`;
@@ -508,6 +544,10 @@ test("RBAC: Secrets create-only; pods, exec and outputs only where the namespace
     ["create", "pods", "exec"],
     ["get", "pods", "exec"],
     ["create", "configmaps", ""],
+    // pods are read where the namespace opted in, never cluster-wide
+    ["get", "pods", ""],
+    ["list", "pods", ""],
+    ["watch", "pods", ""],
   ] as const) {
     assert.equal(
       await may(scn.namespace, verb, resource, sub),
@@ -516,4 +556,6 @@ test("RBAC: Secrets create-only; pods, exec and outputs only where the namespace
     );
     assert.equal(await may(other, verb, resource, sub), false, `${resource}/${sub} ${verb} elsewhere`);
   }
+  for (const verb of ["get", "list", "watch"])
+    assert.equal(await may("", verb, "pods"), false, `pods ${verb} cluster-wide`);
 });

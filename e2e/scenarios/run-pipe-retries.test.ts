@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pipeStrategies, pipes } from "@quarry/api";
 import { pipeRequestsOf, pipeRun, usePipeRunScenario } from "../fixtures/pipe-runs.ts";
-import { pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
+import { configMapOutputs, pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
 import { createRun, runSucceeded, waitForRun } from "../harness/runs.ts";
 
 const scenario = usePipeRunScenario("run-pipe-retries");
@@ -19,7 +19,9 @@ test("a pod that cannot run: PodFailed per attempt, retried once, then failed", 
   const ns = scn.namespace;
   await scn.admin.create(
     pipeStrategies,
-    pipeStrategy(ns, "no-image", scriptPod("quarry.local/e2e/absent:local", "true")),
+    pipeStrategy(ns, "no-image", scriptPod("quarry.local/e2e/absent:local", "true"), [], {
+      outputs: configMapOutputs("/out/x"),
+    }),
   );
   await scn.admin.create(
     pipes,

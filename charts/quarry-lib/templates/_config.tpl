@@ -9,10 +9,10 @@ metadata:
   namespace: {{ .Release.Namespace }}
   labels: {{- include "quarry-lib.labels" . | nindent 4 }}
 {{- $data := deepCopy (.Values.config | default dict) }}
-{{- /* egress: (resolvers that fetch from the network) → the SDK's ca-bundle, proxy, no-proxy keys;
-       a key set in config wins */ -}}
+{{- /* egress: (resolvers that fetch from the network) → the SDK's ca-bundle, proxy, no-proxy,
+       blocked-networks keys; a key set in config wins */ -}}
 {{- with .Values.egress }}
-{{- range $key, $value := dict "ca-bundle" .caBundle "proxy" .proxy "no-proxy" .noProxy }}
+{{- range $key, $value := dict "ca-bundle" .caBundle "proxy" .proxy "no-proxy" .noProxy "blocked-networks" .blockedNetworks }}
 {{- if and $value (not (hasKey $data $key)) }}{{ $_ := set $data $key $value }}{{ end }}
 {{- end }}
 {{- end }}

@@ -1,14 +1,30 @@
 // The smallest real resolver: fetches a Tekton resource over HTTP(S).
 // Everything a resolver does not write here (validation, caching,
 // single-flight, timeouts, retries, status, Events, metrics) is the SDK's.
+//
+// It fetches through the SDK's egress, so a resolver copied from it inherits
+// the operator's policy: no connection to an address in blocked-networks
+// (link-local and cloud metadata by default, checked on the address each
+// connection goes to), no redirect to another origin, the ConfigMap's
+// proxy and CAs, and a body read no further than the 1 MiB a result may hold.
 import {
+  configParser,
+  EgressDispatchers,
+  EgressError,
+  effectiveEgress,
+  egressFetch,
+  egressReason,
   forbidden,
+  metadataHostProblem,
   notFound,
   type Params,
+  parseEgress,
   ResolutionError,
   type ResolveContext,
   type Resolved,
   type Resolver,
+  type ResolverConfig,
+  readCappedBody,
 } from "@quarry/resolver-sdk";
 
 export class HttpResolver implements Resolver {
@@ -20,11 +36,33 @@ export class HttpResolver implements Resolver {
     additionalProperties: false,
     properties: { url: { type: "string", pattern: "^https?://" } },
   };
+  // ca-bundle, proxy, no-proxy, blocked-networks from the ConfigMap, parsed once per load
+  private readonly egress = configParser((config) => effectiveEgress(parseEgress(config)));
+  // connections are pooled per egress setting across requests
+  private readonly dispatchers = new EgressDispatchers();
+
+  /** A bad egress key fails the config load (ConfigError naming the key); the last good config stays. */
+  validateConfig(config: ResolverConfig): void {
+    this.egress(config);
+  }
 
   async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
     const url = String(params.url);
-    // ctx.signal carries the per-attempt timeout, cancellation and shutdown
-    const res = await fetch(url, { signal: ctx.signal, redirect: "follow" });
+    // a metadata service's name fails before any DNS lookup
+    const problem = metadataHostProblem(new URL(url).hostname);
+    if (problem) throw forbidden(`param "url": ${problem}`);
+    const egress = this.egress(ctx.config);
+    const fetch = egressFetch(() => egress, this.dispatchers);
+    let res: Response;
+    try {
+      // ctx.signal carries the per-attempt timeout, cancellation and shutdown
+      res = await fetch(url, { signal: ctx.signal });
+    } catch (err) {
+      // the egress policy's refusals are terminal; network errors are retried
+      if (err instanceof EgressError)
+        throw new ResolutionError(egressReason(err), `param "url": ${err.message}`, { cause: err });
+      throw err;
+    }
     // A ResolutionError is terminal; any other error is retried with backoff.
     if (res.status === 404) throw notFound(`param "url": ${url} answered 404 Not Found`);
     if (res.status === 401 || res.status === 403)
@@ -33,7 +71,7 @@ export class HttpResolver implements Resolver {
       throw new ResolutionError("InvalidParams", `param "url": ${url} answered ${res.status}`);
     }
     if (!res.ok) throw new Error(`${url} answered ${res.status}`);
-    const data = new Uint8Array(await res.arrayBuffer());
+    const data = await readCappedBody(res, `param "url": ${url}`);
     return {
       data,
       annotations: { "resolution.tekton.dev/url": url },

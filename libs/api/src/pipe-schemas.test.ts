@@ -16,6 +16,7 @@ function validator(schema: JSONSchemaProps): ValidateFunction {
   for (const keyword of [
     "x-kubernetes-preserve-unknown-fields",
     "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
     "x-kubernetes-validations",
   ])
     ajv.addKeyword({ keyword, schemaType: ["boolean", "string", "array"] });
@@ -98,6 +99,77 @@ test("a KEP-17-shaped strategy and Pipe pass the schemas; unknown pod fields are
       spec: { ...noRestart.spec, pod: { ...noRestart.spec.pod, restartPolicy: "" } },
     }),
     [],
+  );
+});
+
+test("a strategy's outputs, allowInlineFiles and (cluster only) allowedNamespaces; a Pipe's fixed params", () => {
+  const validateCluster = validator(pipeStrategySchema(true));
+  const spec = {
+    ...kep17Strategy.spec,
+    outputs: [
+      { path: "/tmp/MyCertificate.crt", kind: "ConfigMap" },
+      { path: "/tmp/MyKey.key", kind: "Secret" },
+    ],
+    allowInlineFiles: true,
+  };
+  assert.deepEqual(errorsOf(validateStrategy, { ...kep17Strategy, spec }), []);
+  const cluster = {
+    ...kep17Strategy,
+    kind: "ClusterPipeStrategy",
+    spec: { ...spec, allowedNamespaces: ["team-a", "shop-*", "*"] },
+  };
+  assert.deepEqual(errorsOf(validateCluster, cluster), []);
+  const pipe = {
+    ...kep17Pipe,
+    spec: { ...kep17Pipe.spec, params: [{ name: "days", value: "30", fixed: true }] },
+  };
+  assert.deepEqual(errorsOf(validatePipe, pipe), []);
+  const cases: [ValidateFunction, unknown, RegExp][] = [
+    [
+      validateStrategy,
+      { ...kep17Strategy, spec: { ...spec, outputs: [{ path: "/tmp/a" }] } },
+      /^\/spec\/outputs\/0 must have required property 'kind'$/,
+    ],
+    [
+      validateStrategy,
+      { ...kep17Strategy, spec: { ...spec, outputs: [{ path: "/tmp/a", kind: "Pod" }] } },
+      /^\/spec\/outputs\/0\/kind must be equal to one of the allowed values$/,
+    ],
+    [
+      validateStrategy,
+      { ...kep17Strategy, spec: { ...spec, allowInlineFiles: "yes" } },
+      /^\/spec\/allowInlineFiles must be boolean$/,
+    ],
+    [
+      validateCluster,
+      { ...cluster, spec: { ...cluster.spec, allowedNamespaces: ["Team-A"] } },
+      /^\/spec\/allowedNamespaces\/0 must match pattern/,
+    ],
+    [
+      validateCluster,
+      { ...cluster, spec: { ...cluster.spec, allowedNamespaces: ["a/b"] } },
+      /^\/spec\/allowedNamespaces\/0 must match pattern/,
+    ],
+    [
+      validatePipe,
+      { ...pipe, spec: { ...pipe.spec, params: [{ name: "days", value: "1", fixed: "yes" }] } },
+      /^\/spec\/params\/0\/fixed must be boolean$/,
+    ],
+  ];
+  for (const [validate, obj, expected] of cases) {
+    const errors = errorsOf(validate, obj);
+    assert.ok(
+      errors.some((e) => expected.test(e)),
+      `${expected} not in ${JSON.stringify(errors)}`,
+    );
+  }
+  // a PipeStrategy lives in one namespace: it has no allowedNamespaces (the apiserver prunes it)
+  assert.equal(pipeStrategySchema(false).properties?.spec?.properties?.allowedNamespaces, undefined);
+  const outputs = pipeStrategySchema(false).properties?.spec?.properties?.outputs;
+  assert.deepEqual(
+    [outputs?.["x-kubernetes-list-type"], outputs?.["x-kubernetes-list-map-keys"]],
+    ["map", ["path"]],
+    "a path is declared once: the apiserver refuses a duplicate key",
   );
 });
 
@@ -264,7 +336,7 @@ test("the pipe CRDs are generated at the top of libs/api/crds, so every install 
   for (const { name } of crds) assert.ok(names.includes(`${name}.yaml`), name);
 });
 
-test("the strategy CRDs carry KEP-17's pod rules and the param rules", () => {
+test("the strategy CRDs carry KEP-17's pod rules, the param rules and the output paths' rules", () => {
   for (const crd of [pipeStrategyCrd(), clusterPipeStrategyCrd()]) {
     const rules = celRules(crd.spec.versions[0]!.schema.openAPIV3Schema, "");
     assert.deepEqual(
@@ -285,6 +357,15 @@ test("the strategy CRDs carry KEP-17's pod rules and the param rules", () => {
           "a pipe pod needs exactly one emptyDir volume: where the init container writes the piped files",
         ],
         [".spec.pod", "the init container must mount the emptyDir volume, once"],
+        [
+          ".spec.outputs[].path",
+          "must be an absolute path (under the emptyDir the strategy's init container mounts)",
+        ],
+        [".spec.outputs[].path", "must be a clean path: no empty, '.' or '..' segments and no trailing '/'"],
+        [
+          ".spec.outputs[].path",
+          "the file's name (after the last '/') becomes a data key: it must match ^[-._a-zA-Z0-9]+$, not be '.' and not start with '..'",
+        ],
       ],
     );
   }

@@ -12,7 +12,10 @@
 // cannot look up the strategy a Pipe names; the pipe resolver checks it
 // (InvalidPipe).
 import {
+  ALLOWED_NAMESPACE_PATTERN,
+  MAX_ALLOWED_NAMESPACES,
   MAX_DATA_KEY_LENGTH,
+  MAX_NAMESPACE_LENGTH,
   MAX_PIPE_ENTRIES,
   MAX_PIPE_KEY_LENGTH,
   MAX_PIPE_PATH_LENGTH,
@@ -215,7 +218,51 @@ export function paramSpecListSchema(description: string): JSONSchemaProps {
   };
 }
 
-export function pipeStrategySpecSchema(): JSONSchemaProps {
+/** spec.outputs: the kind each file's output must have (a path once: a list-map keyed by path). */
+export function strategyOutputsSchema(): JSONSchemaProps {
+  return {
+    type: "array",
+    description:
+      "The kind each piped file's output must have. A file is stored as a ConfigMap only where it is listed " +
+      "here with kind ConfigMap; any other file (listed Secret, or not listed) only as a Secret, whatever a Pipe or request asks.",
+    maxItems: MAX_PIPE_ENTRIES,
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["path"],
+    items: {
+      type: "object",
+      required: ["path", "kind"],
+      properties: {
+        path: pipePathSchema("The file's absolute path, as a Pipe entry's file or envFile names it."),
+        kind: {
+          type: "string",
+          enum: PIPE_OUTPUT_KINDS,
+          description:
+            "ConfigMap: the file may be stored as a ConfigMap (or a Secret). Secret: only as a Secret.",
+        },
+      },
+    },
+  };
+}
+
+/** spec.allowedNamespaces of a ClusterPipeStrategy: names or `*` globs, each once. */
+export function allowedNamespacesSchema(): JSONSchemaProps {
+  return {
+    type: "array",
+    description:
+      "Namespaces whose Pipes and requests may use this strategy: names, or globs where * stands for any run of " +
+      'characters (team-*); ["*"] allows every namespace. Unset or empty: no namespace may use it.',
+    maxItems: MAX_ALLOWED_NAMESPACES,
+    "x-kubernetes-list-type": "set",
+    items: {
+      type: "string",
+      minLength: 1,
+      maxLength: MAX_NAMESPACE_LENGTH,
+      pattern: ALLOWED_NAMESPACE_PATTERN,
+    },
+  };
+}
+
+export function pipeStrategySpecSchema(cluster = false): JSONSchemaProps {
   return {
     type: "object",
     description:
@@ -227,6 +274,13 @@ export function pipeStrategySpecSchema(): JSONSchemaProps {
         "Params the pod declares (Tekton's ParamSpec), substituted as $(params.<name>) in the init container's command, args and env values.",
       ),
       pod: pipePodSchema(),
+      outputs: strategyOutputsSchema(),
+      allowInlineFiles: {
+        type: "boolean",
+        description:
+          "Whether a request may name its own files (params strategy, strategyKind and files) instead of a Pipe. Default false.",
+      },
+      ...(cluster ? { allowedNamespaces: allowedNamespacesSchema() } : {}),
     },
   };
 }
@@ -236,14 +290,14 @@ export function pipeStrategySchema(cluster: boolean): JSONSchemaProps {
   return {
     type: "object",
     description: cluster
-      ? "An admin-owned pod template for pipe pods, usable by Pipes in every namespace."
+      ? "An admin-owned pod template for pipe pods, usable by Pipes in the namespaces spec.allowedNamespaces names."
       : "An admin-owned pod template for pipe pods, usable by Pipes in its namespace.",
     required: ["spec"],
     properties: {
       apiVersion: { type: "string" },
       kind: { type: "string" },
       metadata: metadataSchema(),
-      spec: pipeStrategySpecSchema(),
+      spec: pipeStrategySpecSchema(cluster),
     },
   };
 }
@@ -299,6 +353,27 @@ export function pipeEntrySchema(): JSONSchemaProps {
   };
 }
 
+/** A Pipe's param values: Tekton's param list, each value optionally fixed against a request's. */
+export function pipeParamListSchema(): JSONSchemaProps {
+  const list = paramListSchema(
+    "Values for the strategy's declared params; a request's params override them by name unless fixed. Names are unique.",
+  );
+  const items = list.items as JSONSchemaProps;
+  return {
+    ...list,
+    items: {
+      ...items,
+      properties: {
+        ...items.properties,
+        fixed: {
+          type: "boolean",
+          description: "A request (or a Pipe run) may not give this param another value. Default false.",
+        },
+      },
+    },
+  };
+}
+
 export function pipeSpecSchema(): JSONSchemaProps {
   return {
     type: "object",
@@ -315,9 +390,7 @@ export function pipeSpecSchema(): JSONSchemaProps {
           name: { type: "string", minLength: 1, maxLength: 253 },
         },
       },
-      params: paramListSchema(
-        "Values for the strategy's declared params; a request's params override them by name. Names are unique.",
-      ),
+      params: pipeParamListSchema(),
       pipe: {
         type: "array",
         description: "The files to pipe. Keys are unique.",

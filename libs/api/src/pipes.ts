@@ -75,6 +75,15 @@ export const PIPE_RESTART_POLICIES: readonly string[] = ["", "OnFailure"];
 export const RESERVED_PIPE_PARAM_NAMES: readonly string[] = ["pipe", "strategy", "strategyKind", "files"];
 /** Tekton's rule for a declared param's name. */
 export const PIPE_PARAM_NAME_PATTERN = "^[a-zA-Z_][a-zA-Z0-9_.-]*$";
+/**
+ * An entry of a ClusterPipeStrategy's spec.allowedNamespaces: a namespace name, or a glob over names
+ * where `*` stands for any run of characters (`team-*`; `*` alone: every namespace).
+ */
+export const ALLOWED_NAMESPACE_PATTERN = "^[a-z0-9*]([-a-z0-9*]*[a-z0-9*])?$";
+/** Kubernetes' limit on a namespace's name (a DNS-1123 label). */
+export const MAX_NAMESPACE_LENGTH = 63;
+/** Bounds spec.allowedNamespaces. */
+export const MAX_ALLOWED_NAMESPACES = 256;
 
 // ---- the pod spec, typed where Quarry reads it ----
 
@@ -131,11 +140,35 @@ export interface Pod {
 
 // ---- the kinds ----
 
+/** A file a strategy's pod writes, and the kind of object its output must be. */
+export interface PipeStrategyOutput {
+  /** The file's absolute path (a Pipe entry's `file` or `envFile`). */
+  path: string;
+  /** ConfigMap: the file is not secret and may be stored as a ConfigMap (or a Secret). Secret: only as a Secret. */
+  kind: PipeOutputKind;
+}
+
 export interface PipeStrategySpec {
   /** Params the pod declares (Tekton's ParamSpec), referenced as $(params.x) in the init container's command, args and env values. */
   params?: ParamDeclaration[];
   /** The pipe pod's spec (KEP-17 rules: one init container, one emptyDir it mounts, no containers, restartPolicy OnFailure or unset). */
   pod: PodSpec;
+  /**
+   * The strategy's say over each output's kind: a file is stored as a ConfigMap only where it is
+   * listed here with kind ConfigMap; any other file (listed Secret, or not listed) only as a Secret.
+   */
+  outputs?: PipeStrategyOutput[];
+  /** Whether a request may name its own files (params strategy + strategyKind + files) instead of a Pipe. Default false. */
+  allowInlineFiles?: boolean;
+}
+
+/** A ClusterPipeStrategy's spec: a strategy's, plus which namespaces may use it. */
+export interface ClusterPipeStrategySpec extends PipeStrategySpec {
+  /**
+   * Namespaces whose Pipes and requests may use the strategy: names, or globs with `*`
+   * (ALLOWED_NAMESPACE_PATTERN); `["*"]` allows every namespace. Unset or empty: none.
+   */
+  allowedNamespaces?: string[];
 }
 
 /** Namespaced: a pod template for the Pipes of its own namespace. */
@@ -146,12 +179,12 @@ export interface PipeStrategy {
   spec: PipeStrategySpec;
 }
 
-/** Cluster-scoped: a pod template for the Pipes of every namespace. */
+/** Cluster-scoped: a pod template for the Pipes of the namespaces it allows (spec.allowedNamespaces). */
 export interface ClusterPipeStrategy {
   apiVersion: typeof QUARRY_V1ALPHA1;
   kind: typeof CLUSTER_PIPE_STRATEGY_KIND;
   metadata: ObjectMeta;
-  spec: PipeStrategySpec;
+  spec: ClusterPipeStrategySpec;
 }
 
 export type AnyPipeStrategy = PipeStrategy | ClusterPipeStrategy;
@@ -171,10 +204,16 @@ export interface PipeEntry {
   key: string;
 }
 
+/** A Pipe's value for a strategy param. */
+export interface PipeParam extends Param {
+  /** A request (or a Pipe run) may not give this param another value. Default false: a request's value wins. */
+  fixed?: boolean;
+}
+
 export interface PipeSpec {
   strategy: PipeStrategyRef;
-  /** Values for the strategy's declared params; a request's params override them by name. */
-  params?: Param[];
+  /** Values for the strategy's declared params; a request's params override them by name, unless fixed. */
+  params?: PipeParam[];
   pipe: PipeEntry[];
 }
 
@@ -194,20 +233,33 @@ export interface PipeResult {
   kind: PipeOutputKind;
   /** The ConfigMap's or Secret's name, in the request's namespace. */
   name: string;
-  /** Hex SHA-256 of the file's bytes as copied from the pod. */
-  sha256: string;
+  /** ConfigMap outputs: hex SHA-256 of the file's bytes as copied from the pod. */
+  sha256?: string;
+  /**
+   * Secret outputs: hex HMAC-SHA256 of the bytes under the pipe resolver's installation key, never
+   * their plain SHA-256 (which would let anyone who reads the status test guesses of a short secret).
+   */
+  hmacSha256?: string;
 }
 
-/** The list as PipeResults, or undefined when it is not a list of well-formed entries. */
+/**
+ * The list as PipeResults, or undefined when it is not a list of well-formed entries: each with a
+ * key, kind and name and one digest (a ConfigMap's sha256; a Secret's hmacSha256, or the plain
+ * sha256 a resolver before the keyed digest wrote).
+ */
 export function pipeResultsOf(list: unknown): PipeResult[] | undefined {
   if (!Array.isArray(list)) return undefined;
   const results: PipeResult[] = [];
   for (const r of list as unknown[]) {
     if (typeof r !== "object" || r === null) return undefined;
-    const { key, kind, name, sha256 } = r as Record<string, unknown>;
-    if (typeof key !== "string" || typeof name !== "string" || typeof sha256 !== "string") return undefined;
+    const { key, kind, name, sha256, hmacSha256 } = r as Record<string, unknown>;
+    if (typeof key !== "string" || typeof name !== "string") return undefined;
     if (!PIPE_OUTPUT_KINDS.includes(kind as PipeOutputKind)) return undefined;
-    results.push({ key, kind: kind as PipeOutputKind, name, sha256 });
+    if (typeof sha256 === "string" && hmacSha256 === undefined)
+      results.push({ key, kind: kind as PipeOutputKind, name, sha256 });
+    else if (kind === "Secret" && typeof hmacSha256 === "string" && sha256 === undefined)
+      results.push({ key, kind, name, hmacSha256 });
+    else return undefined;
   }
   return results;
 }

@@ -38,6 +38,12 @@ export interface InformerOptions<T = KubeObject> {
    * does not hold it. Must not mutate shared state; it may mutate and return the object.
    */
   transform?: (obj: T) => T;
+  /**
+   * A list or watch error this returns true for stops the informer (isRunning() turns false)
+   * instead of being retried: e.g. a 403 where read access is granted per namespace, so its
+   * owner can drop the informer and make a new one once access is granted.
+   */
+  stopOn?: (err: unknown) => boolean;
 }
 
 export function objectKey(obj: KubeObject): string {
@@ -206,6 +212,15 @@ export class Informer<T extends KubeObject> {
           continue;
         }
         this.lastError = err instanceof Error ? err.message : String(err);
+        if (this.opts.stopOn?.(err)) {
+          this.log.info(
+            { resource: this.rt.plural, err: this.lastError },
+            "list/watch refused, informer stopped",
+          );
+          this.stopController.abort();
+          if (this.resyncTimer) clearInterval(this.resyncTimer);
+          break;
+        }
         const delay = stream.retry.next();
         if (err instanceof StalledError) {
           this.log.warn({ resource: this.rt.plural }, "watch stalled, restarting");

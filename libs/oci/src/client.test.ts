@@ -188,3 +188,56 @@ test("a blob redirect to another origin (a registry's storage) gets no credentia
     storage.close();
   }
 });
+
+test("a manifest or token redirect to another origin is refused; the other origin never hears of it", async () => {
+  let otherConnections = 0;
+  const other = createServer((_req, res) => res.end("{}"));
+  other.on("connection", () => otherConnections++);
+  await new Promise<void>((r) => other.listen(0, "127.0.0.3", r));
+  const otherOrigin = `http://127.0.0.3:${(other.address() as AddressInfo).port}`;
+  try {
+    handler = (_req, res) => res.writeHead(302, { location: `${otherOrigin}/v2/team/b/manifests/v1` }).end();
+    await assert.rejects(
+      new RegistryClient().getManifest(repo(), "v1"),
+      code(
+        "redirect",
+        (e) => e.message === `redirected from http://${host} to another origin ${otherOrigin}; not followed`,
+      ),
+    );
+    // the realm is on this server and redirects away: the credentials stay here
+    handler = (req, res) => {
+      if (req.url?.startsWith("/token"))
+        return res.writeHead(302, { location: `${otherOrigin}/token` }).end();
+      res.writeHead(401, { "www-authenticate": `Bearer realm="http://${host}/token",service="r"` }).end();
+    };
+    await assert.rejects(
+      new RegistryClient().resolve(repo(), "v1", { credential: { username: "u", password: "p" } }),
+      code("redirect", (e) =>
+        /token realm http:\/\/127\.0\.0\.1:\d+: redirected from .* to another origin/.test(e.message),
+      ),
+    );
+    assert.equal(otherConnections, 0);
+  } finally {
+    other.close();
+  }
+});
+
+test("same-origin redirects are followed with the credentials, a few hops at most", async () => {
+  seen.length = 0;
+  handler = (req, res) => {
+    if (req.url === "/v2/team/b/blobs/final") return res.end(BLOB);
+    if (req.url?.startsWith("/v2/team/b/blobs/sha256:"))
+      return res.writeHead(307, { location: "/v2/team/b/blobs/final" }).end();
+    res.writeHead(302, { location: req.url ?? "/" }).end();
+  };
+  const blob = await new RegistryClient().getBlob(repo(), {
+    mediaType: "x",
+    digest: blobDigest,
+    size: BLOB.length,
+  });
+  assert.deepEqual(blob, BLOB);
+  await assert.rejects(
+    new RegistryClient().getManifest(repo(), "v1"),
+    code("egress", (e) => /more than 5 redirects/.test(e.message)),
+  );
+});

@@ -4,6 +4,16 @@
 // distribution token spec), with tokens cached per repository and credential.
 // It never sleeps: 429/5xx/connection failures surface as RegistryError
 // "unavailable" carrying Retry-After, and the caller's queue does the backoff.
+//
+// Redirects are followed here, not by `fetch` (it is called with redirect:
+// "manual"): within the origin a request went to, a few hops; to another
+// origin only for a blob GET (registries send those to their storage
+// backend), never carrying the registry's Authorization, never from https to
+// http. Everything else that redirects away fails with RegistryError
+// "redirect". Which addresses may be connected to at all is the `fetch`'s
+// business: the bundle resolver passes the SDK's egressFetch, which checks
+// every connection (the token realm and a blob's storage host included)
+// against blocked-networks.
 import { createHash } from "node:crypto";
 import { type Challenge, parseChallenges } from "./challenge.ts";
 import type { BasicCredential } from "./docker-config.ts";
@@ -17,6 +27,11 @@ export interface CallOptions {
   credential?: BasicCredential | undefined;
   signal?: AbortSignal | undefined;
 }
+
+/** How a request's redirects are followed (see the header). */
+type RedirectRule = "same-origin" | "blob";
+
+const MAX_REDIRECTS = 5;
 
 export interface BlobOptions extends CallOptions {
   /** Refuse blobs larger than this (checked on the descriptor before fetching, and while streaming). */
@@ -139,7 +154,7 @@ export class RegistryClient implements OciRegistry {
         `${where(repo)}: blob ${descriptor.digest} is ${descriptor.size} bytes, over the ${max}-byte limit`,
       );
     }
-    const res = await this.send(repo, `blobs/${descriptor.digest}`, "GET", {}, opts);
+    const res = await this.send(repo, `blobs/${descriptor.digest}`, "GET", {}, opts, "blob");
     // Never read more than the descriptor promised: a registry that sends more is lying.
     const { bytes, digest } = await readCapped(res, descriptor.size, () => {
       return new RegistryError(
@@ -177,6 +192,7 @@ export class RegistryClient implements OciRegistry {
     method: "GET" | "HEAD",
     headers: Record<string, string>,
     opts: CallOptions,
+    rule: RedirectRule = "same-origin",
   ): Promise<Response> {
     const url = `${this.baseUrl(repo.registry)}${repo.repository}/${path}`;
     let auth = await this.authorization(repo, opts, undefined);
@@ -186,6 +202,7 @@ export class RegistryClient implements OciRegistry {
         method,
         { ...headers, ...(auth ? { authorization: auth } : {}) },
         opts,
+        rule,
       );
       if (res.status !== 401 || attempt > 0) return this.check(repo, path, res, opts);
       const challenge = pickChallenge(parseChallenges(res.headers.get("www-authenticate")));
@@ -198,7 +215,56 @@ export class RegistryClient implements OciRegistry {
     }
   }
 
+  /** One call and its redirects under `rule`; the first request's origin is the one redirects may stay in. */
   private async request(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    opts: CallOptions,
+    rule: RedirectRule = "same-origin",
+  ): Promise<Response> {
+    const origin = new URL(url).origin;
+    let current = new URL(url);
+    let sent: Record<string, string> = { "user-agent": this.userAgent, ...headers };
+    for (let hop = 0; ; hop++) {
+      const res = await this.requestOnce(current.toString(), method, sent, opts);
+      const location = res.headers.get("location");
+      if (![301, 302, 303, 307, 308].includes(res.status) || location === null) return res;
+      await res.body?.cancel();
+      let next: URL;
+      try {
+        next = new URL(location, current);
+      } catch {
+        throw new RegistryError(
+          "redirect",
+          `${current.origin} redirected to an unreadable location; not followed`,
+        );
+      }
+      if (hop >= MAX_REDIRECTS)
+        throw new RegistryError(
+          "egress",
+          `more than ${MAX_REDIRECTS} redirects from ${origin}; not followed`,
+        );
+      if (next.protocol !== "https:" && next.protocol !== "http:")
+        throw new RegistryError(
+          "redirect",
+          `${current.origin} redirected to a ${next.protocol} URL; not followed`,
+        );
+      if (next.origin !== origin) {
+        if (rule !== "blob" || (current.protocol === "https:" && next.protocol === "http:")) {
+          throw new RegistryError(
+            "redirect",
+            `redirected from ${origin} to another origin ${next.origin}; not followed${rule === "blob" ? " (a downgrade to plain http)" : ""}`,
+          );
+        }
+        // a storage backend gets the blob request, never the registry's credentials
+        sent = Object.fromEntries(Object.entries(sent).filter(([k]) => k.toLowerCase() !== "authorization"));
+      }
+      current = next;
+    }
+  }
+
+  private async requestOnce(
     url: string,
     method: string,
     headers: Record<string, string>,
@@ -207,8 +273,8 @@ export class RegistryClient implements OciRegistry {
     try {
       return await this.fetch(url, {
         method,
-        headers: { "user-agent": this.userAgent, ...headers },
-        redirect: "follow",
+        headers,
+        redirect: "manual",
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
     } catch (err) {
@@ -312,7 +378,18 @@ export class RegistryClient implements OciRegistry {
     url.searchParams.set("scope", `repository:${repo.repository}:pull`);
     const headers: Record<string, string> = { accept: "application/json" };
     if (opts.credential) headers.authorization = basicHeader(opts.credential);
-    const res = await this.request(url.toString(), "GET", headers, opts);
+    let res: Response;
+    try {
+      // the realm is any host the registry names: the fetch checks its address like any other
+      res = await this.request(url.toString(), "GET", headers, opts);
+    } catch (err) {
+      if (err instanceof RegistryError && (err.code === "egress" || err.code === "redirect")) {
+        throw new RegistryError(err.code, `${where(repo)}: token realm ${url.origin}: ${err.message}`, {
+          cause: err,
+        });
+      }
+      throw err;
+    }
     if (res.status === 401 || res.status === 403) {
       await res.body?.cancel();
       throw new RegistryError(

@@ -22,6 +22,8 @@ export type RegistryErrorCode =
    * that refuses, credentials that would cross a proxy in clear.
    */
   | "egress"
+  /** A redirect to another origin for a call that may not leave it (all but blob GETs). */
+  | "redirect"
   /** 429, 5xx, connection errors, timeouts: worth retrying. */
   | "unavailable";
 

@@ -249,3 +249,66 @@ test("a resource watched twice is refused at wiring", () => {
     /watches configmaps twice/,
   );
 });
+
+test("a perNamespace watch: an informer per request namespace, made on first read; a refused list (403) is made again later", async (t) => {
+  const client = new FakeKubeClient();
+  const owner = ownerOf({ ...request("r"), metadata: { ...request("r").metadata, uid: "uid-r" } });
+  const inNs = (ns: string, name: string) => ({
+    ...cm(name, [owner]),
+    metadata: { ...cm(name, [owner]).metadata, namespace: ns },
+  });
+  client.seed(configMaps, inNs("a", "in-a"), inNs("b", "in-b"), inNs("c", "in-c"));
+  const made: string[] = [];
+  const informers: Informer<KubeObject>[] = [];
+  const children = new ChildCaches(
+    [{ resource: configMaps, labelSelector: `${LABEL}=true`, perNamespace: true }],
+    () => assert.fail("a perNamespace watch makes no shared informer"),
+    (rt, opts) => {
+      made.push(opts.namespace);
+      const inf = new Informer<KubeObject>(client, rt, {
+        ...opts,
+        log,
+        resyncMs: 0,
+        stopOn: (err) => isApiError(err, 403),
+      });
+      informers.push(inf);
+      return inf;
+    },
+  );
+  t.after(() => children.stop());
+  const woken: string[] = [];
+  children.wake({
+    ownerHandlers: () => ({ onAdd: (o: KubeObject) => woken.push(o.metadata.name ?? "") }),
+  } as unknown as Pick<Controller, "ownerHandlers">);
+  const names = (ns: string) => children.owned(configMaps, "uid-r", ns).map((o) => o.metadata.name);
+
+  assert.deepEqual(names("a"), [], "the first read starts the informer and finds nothing yet");
+  await until("namespace a listed", () => names("a").length === 1);
+  assert.deepEqual(names("a"), ["in-a"], "only its own namespace");
+  assert.deepEqual(woken, ["in-a"], "what the list finds wakes its owner");
+  assert.deepEqual(children.owned(configMaps, undefined, "a"), []);
+
+  // a namespace that did not opt in: the list is refused, the informer stops, nothing is cached
+  client.failNext("list", 403, { resource: "configmaps" });
+  assert.deepEqual(names("b"), []);
+  await until("the refused informer stopped", () => informers[1]?.isRunning() === false);
+  assert.deepEqual(made, ["a", "b"]);
+  // it opted in since: the next read makes a new informer
+  assert.deepEqual(names("b"), []);
+  await until("namespace b listed", () => names("b").length === 1);
+  assert.deepEqual(made, ["a", "b", "b"]);
+  assert.deepEqual(
+    client.calls.filter((c) => c.verb === "list").map((c) => c.namespace),
+    ["a", "b", "b"],
+    "never a cluster-wide list",
+  );
+  assert.equal(names("c").length, 0);
+
+  await children.stop();
+  assert.ok(
+    informers.every((i) => !i.isRunning()),
+    "stopped with the caches",
+  );
+  assert.deepEqual(names("d"), [], "no new informer once stopped");
+  assert.deepEqual(made, ["a", "b", "b", "c"]);
+});

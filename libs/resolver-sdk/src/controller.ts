@@ -213,7 +213,7 @@ export class ResolverReconciler implements Reconciler {
       },
       children: (resource) => {
         if (!children) throw new Error(`ctx.children(${resource.plural}): the resolver declares no watches`);
-        return children.owned(resource, uid);
+        return children.owned(resource, uid, rr.metadata.namespace);
       },
     };
   }

@@ -8,11 +8,26 @@
 // proxy sees host:port and never a credential. A plain-http source behind a
 // proxy would hand the proxy every header in clear: egressFetch refuses to
 // send credentials that way.
+//
+// Every connection's address is checked against blocked-networks
+// (blocked-networks.ts, checked-lookup.ts), and redirects are followed only
+// within the origin (redirects.ts).
 import { X509Certificate } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import { rootCertificates } from "node:tls";
 import { ConfigError } from "@quarry/kube";
-import type { Dispatcher } from "undici";
+import type { buildConnector, Dispatcher } from "undici";
+import {
+  BLOCKED_NETWORKS_KEY,
+  type BlockedNetworks,
+  DEFAULT_BLOCKED_NETWORKS,
+  parseBlockedNetworks,
+} from "./blocked-networks.ts";
+import { checkedLookup, checkLiteralAddress, checkTarget } from "./checked-lookup.ts";
+import { EgressError, findEgressError } from "./egress-error.ts";
+import { followRedirects, isRedirect } from "./redirects.ts";
+
+export { EgressError } from "./egress-error.ts";
 
 type Undici = typeof import("undici");
 /**
@@ -29,6 +44,7 @@ export const EGRESS_KEYS = {
   caBundle: "ca-bundle",
   proxy: "proxy",
   noProxy: "no-proxy",
+  blockedNetworks: BLOCKED_NETWORKS_KEY,
 } as const;
 
 export interface Egress {
@@ -38,11 +54,17 @@ export interface Egress {
   proxy: string | undefined;
   /** Hosts that bypass the proxy (curl's no_proxy syntax, plus CIDRs); the process's NO_PROXY when unset. */
   noProxy: string | undefined;
+  /** Networks never connected to; DEFAULT_BLOCKED_NETWORKS (link-local, cloud metadata) when unset. */
+  blockedNetworks?: BlockedNetworks | undefined;
 }
 
 export const NO_EGRESS: Egress = { caBundle: undefined, proxy: undefined, noProxy: undefined };
 
-/** The egress keys of a ConfigMap, under an optional prefix (git's `<configKey>.`); throws ConfigError naming the key. */
+/**
+ * The egress keys of a ConfigMap, under an optional prefix (git's `<configKey>.`); throws
+ * ConfigError naming the key. blocked-networks is read without the prefix only: a request
+ * chooses its configKey, and must not choose a weaker policy with it.
+ */
 export function parseEgress(data: Readonly<Record<string, string>>, prefix = ""): Partial<Egress> {
   const out: Partial<Egress> = {};
   const get = (k: string) => {
@@ -57,6 +79,8 @@ export function parseEgress(data: Readonly<Record<string, string>>, prefix = "")
     out.proxy = proxy === "" ? undefined : parseProxyUrl(prefix + EGRESS_KEYS.proxy, proxy);
   const noProxy = get(EGRESS_KEYS.noProxy);
   if (noProxy !== undefined) out.noProxy = noProxy === "" ? undefined : noProxy;
+  const blocked = data[EGRESS_KEYS.blockedNetworks];
+  if (blocked !== undefined) out.blockedNetworks = parseBlockedNetworks(EGRESS_KEYS.blockedNetworks, blocked);
   return out;
 }
 
@@ -118,6 +142,8 @@ export function effectiveEgress(egress: Partial<Egress>, env: NodeJS.ProcessEnv 
     proxy:
       egress.proxy ?? (env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY || undefined),
     noProxy: egress.noProxy ?? (env.no_proxy || env.NO_PROXY || undefined),
+    // unset stays unset: every consumer reads it as DEFAULT_BLOCKED_NETWORKS
+    ...(egress.blockedNetworks ? { blockedNetworks: egress.blockedNetworks } : {}),
   };
 }
 
@@ -175,20 +201,26 @@ function inCidr(host: string, cidr: string): boolean {
 
 /**
  * undici dispatchers for egress settings, kept per setting so connections are
- * reused across requests while the config stays the same.
+ * reused across requests while the config stays the same. A direct dispatcher
+ * connects only to addresses blocked-networks allows: its connector checks a
+ * literal address and resolves a name through checkedLookup, so the socket
+ * goes to the very addresses that were checked.
  */
 export class EgressDispatchers {
   private readonly byKey = new Map<string, Dispatcher>();
 
-  for(url: string | URL, egress: Egress, { Agent, ProxyAgent }: Undici): Dispatcher {
+  for(url: string | URL, egress: Egress, { Agent, ProxyAgent, buildConnector }: Undici): Dispatcher {
     const proxy = proxyFor(url, egress);
-    const key = `${proxy ?? ""}\n${egress.caBundle ?? ""}`;
+    const blocked = egress.blockedNetworks ?? DEFAULT_BLOCKED_NETWORKS;
+    const key = `${proxy ?? ""}\n${egress.caBundle ?? ""}\n${blocked.text}`;
     let d = this.byKey.get(key);
     if (!d) {
       const tls = egress.caBundle ? { ca: trustedCas(egress) } : {};
       d = proxy
         ? new ProxyAgent({ uri: proxy, requestTls: tls, proxyTls: tls })
-        : new Agent({ connect: tls });
+        : new Agent({
+            connect: checkedConnector(buildConnector({ ...tls, lookup: checkedLookup(blocked) }), blocked),
+          });
       // settings change rarely; a handful of stale dispatchers is the bound
       if (this.byKey.size >= 16) void this.close();
       this.byKey.set(key, d);
@@ -203,47 +235,73 @@ export class EgressDispatchers {
   }
 }
 
-/** Why a call failed before the source answered, when the reason is trust or the proxy (not a flaky network). */
-export class EgressError extends Error {
-  readonly code: "tls" | "proxy-refused" | "credentials-in-clear";
-  constructor(code: EgressError["code"], message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "EgressError";
-    this.code = code;
-  }
+/** undici's connector, refusing a blocked literal address before connecting (names go through the lookup). */
+function checkedConnector(
+  base: buildConnector.connector,
+  blocked: BlockedNetworks,
+): buildConnector.connector {
+  return (opts, callback) => {
+    try {
+      checkLiteralAddress(opts.hostname, blocked);
+    } catch (err) {
+      callback(err as Error, null);
+      return;
+    }
+    base(opts, callback);
+  };
 }
 
 /**
  * A fetch with the egress settings `current()` returns at each call (live
- * config): the proxy and CAs apply, and credentials are never sent to a
- * plain-http source through a proxy. Failures that retrying cannot fix
- * (an untrusted certificate, a proxy that refuses) become EgressError.
+ * config): the proxy and CAs apply, credentials are never sent to a
+ * plain-http source through a proxy, no connection goes to a blocked
+ * address, and redirects are followed within the origin only (a few hops).
+ * With `redirect: "manual"` a 3xx is returned as is, for a caller with its own
+ * redirect policy (redirects.ts followRedirects). Failures that retrying
+ * cannot fix (an untrusted certificate, a proxy that refuses, a blocked
+ * address, a cross-origin redirect) become EgressError.
  */
 export function egressFetch(current: () => Egress, dispatchers = new EgressDispatchers()): typeof fetch {
-  const fn = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+  const once = async (url: URL, init: RequestInit): Promise<Response> => {
     const egress = current();
     const proxy = proxyFor(url, egress);
-    const headers = new Headers(init?.headers);
+    const headers = new Headers(init.headers);
     if (proxy && url.protocol === "http:" && headers.has("authorization")) {
       throw new EgressError(
         "credentials-in-clear",
         `refusing to send credentials to ${url.host} over plain http through proxy ${redactUrl(proxy)}: use https, or list ${url.hostname} in no-proxy`,
       );
     }
+    await checkTarget(url, proxy !== undefined, egress.blockedNetworks ?? DEFAULT_BLOCKED_NETWORKS);
     const lib = await loadUndici();
     try {
       // undici's own fetch: the dispatcher option is the npm undici's class
       const res = await lib.fetch(url, {
         ...(init as Parameters<Undici["fetch"]>[1]),
+        redirect: "manual",
         dispatcher: dispatchers.for(url, egress, lib),
       });
       return res as unknown as Response;
     } catch (err) {
+      const own = findEgressError(err);
+      if (own) throw own;
       const why = describeEgressFailure(err, url, proxy);
       if (why) throw new EgressError(why.code, why.message, { cause: err });
       throw err;
     }
+  };
+  const fn = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+    if (init.redirect === "manual") return once(url, init);
+    if (init.redirect === "error") {
+      const res = await once(url, init);
+      if (isRedirect(res.status) && res.headers.has("location")) {
+        await res.body?.cancel();
+        throw new EgressError("redirect", `${url.origin} answered a redirect (${res.status}); not followed`);
+      }
+      return res;
+    }
+    return followRedirects(once, url, init);
   };
   return fn as typeof fetch;
 }

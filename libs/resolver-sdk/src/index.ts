@@ -1,4 +1,18 @@
+export {
+  BLOCKED_NETWORKS_KEY,
+  BlockedNetworks,
+  DEFAULT_BLOCKED_NETWORKS,
+  NETWORK_SETS,
+  parseBlockedNetworks,
+} from "./blocked-networks.ts";
 export { cacheKey, ResultCache, SingleFlight, useCache } from "./cache.ts";
+export {
+  checkedLookup,
+  checkLiteralAddress,
+  checkTarget,
+  type LookupAll,
+  resolveChecked,
+} from "./checked-lookup.ts";
 export { checkKind, checkSize, DEFAULT_ALLOWED_KINDS } from "./checks.ts";
 export {
   configParser,
@@ -25,10 +39,12 @@ export {
   redactUrl,
   trustedCas,
 } from "./egress.ts";
+export { type EgressErrorCode, egressReason, findEgressError } from "./egress-error.ts";
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { metadataHostProblem } from "./metadata-hosts.ts";
 export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
 export { failureStatus, type Plan, planResolution, successStatus } from "./plan.ts";
+export { followRedirects, isRedirect, type RedirectPolicy, type SendOnce } from "./redirects.ts";
 export {
   type ChildWatch,
   isPending,
@@ -41,4 +57,5 @@ export {
   type Resolver,
   type ResolverConfig,
 } from "./resolver.ts";
+export { readCappedBody } from "./response-body.ts";
 export { type HostedResolver, type RunResolverOptions, runResolver, runResolvers } from "./run.ts";

@@ -85,6 +85,14 @@ export interface ChildWatch {
   /** Narrows the informer to what the resolver creates (recommended: a label it puts on each child). */
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * Watch only the namespaces requests come from: an informer per namespace, started by the first
+   * `ctx.children` of a request there, so the resolver needs no cluster-wide read of the resource.
+   * For children it may touch only where a namespace opted in (RBAC granted per namespace): a
+   * namespace whose list is refused (403) is not watched, and the next `ctx.children` there tries
+   * again. Default false: one informer over the watched namespaces.
+   */
+  perNamespace?: boolean;
 }
 
 export interface Resolver<P extends Params = Params> {

@@ -4,13 +4,16 @@
 import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import {
   type Controller,
+  dropManagedFields,
   dropRequestData,
   ExponentialBackoff,
-  type Informer,
+  Informer,
+  isApiError,
+  type KubeObject,
   objectKey,
   ServiceRuntime,
 } from "@quarry/kube";
-import { ChildCaches } from "./children.ts";
+import { ChildCaches, type NamespaceInformerFactory } from "./children.ts";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
 import { ResolverReconciler } from "./controller.ts";
 import { resolverMetrics } from "./metrics.ts";
@@ -63,7 +66,12 @@ export async function runResolvers(
       transform: dropRequestData,
     });
     // children live beside their request, so the watched namespaces are the requests' ones
-    const children = new ChildCaches(resolver.watches ?? [], (rt, sel) => runtime.informer(rt, sel));
+    const children = new ChildCaches(
+      resolver.watches ?? [],
+      (rt, sel) => runtime.informer(rt, sel),
+      namespaceInformers(runtime),
+    );
+    runtime.stopping.addEventListener("abort", () => void children.stop(), { once: true });
     const reconciler = new ResolverReconciler({
       resolver,
       client: runtime.client,
@@ -83,6 +91,22 @@ export async function runResolvers(
   for (const r of routes) wakeUps(r.requests, r.children, controller, r.reconciler);
   await runtime.run();
   return runtime;
+}
+
+/**
+ * Informers of perNamespace child watches: outside the runtime's readiness (a namespace that never
+ * opted in must not make the service unready), stopped by a 403 so the caches make a new one once
+ * the namespace opts in.
+ */
+function namespaceInformers(runtime: ServiceRuntime): NamespaceInformerFactory {
+  return (rt, opts) =>
+    new Informer<KubeObject>(runtime.client, rt, {
+      ...opts,
+      watchdogMs: runtime.settings.watchdogMs,
+      transform: dropManagedFields,
+      stopOn: (err) => isApiError(err, 403),
+      log: runtime.log.child({ informer: rt.plural, namespace: opts.namespace }),
+    });
 }
 
 /** Which events reconcile which request (exported for tests, which wire real informers on a fake client). */

@@ -13,9 +13,14 @@ import {
   repositoryName,
 } from "@quarry/oci";
 import {
+  checkLiteralAddress,
   configParser,
+  DEFAULT_BLOCKED_NETWORKS,
   type Egress,
+  EgressError,
   effectiveEgress,
+  egressReason,
+  findEgressError,
   forbidden,
   metadataHostProblem,
   type Params,
@@ -98,6 +103,7 @@ export class BundleResolver implements Resolver {
         serviceAccount: req.serviceAccount,
         defaultServiceAccount: useDefault ? config.defaultServiceAccount : undefined,
         signal: ctx.signal,
+        log: ctx.log,
       });
     // Named credentials are read up front. The default ServiceAccount's are read
     // only when the registry wants credentials: public bundles cost no API call.
@@ -218,8 +224,17 @@ function needsCredentials(err: unknown): boolean {
 
 function checkAllowed(req: BundleRequest, config: BundleConfig): void {
   // the URL parser normalises the host (IPv4 in any spelling, IPv6 in brackets) as a fetch would
-  const problem = metadataHostProblem(new URL(`https://${req.ref.registry}`).hostname);
+  const host = new URL(`https://${req.ref.registry}`).hostname;
+  const problem = metadataHostProblem(host);
   if (problem) throw forbidden(`param "bundle": registry ${problem}`);
+  // a literal address fails before any credential is read; names are checked where they
+  // resolve, on every connection (the registry, its token realm, a blob's storage host)
+  try {
+    checkLiteralAddress(host, config.egress.blockedNetworks ?? DEFAULT_BLOCKED_NETWORKS);
+  } catch (err) {
+    if (err instanceof EgressError) throw forbidden(`param "bundle": registry ${err.message}`);
+    throw err;
+  }
   if (config.allowedRepositories.length === 0) return;
   const name = repositoryName(req.ref);
   if (!config.allowedRepositories.some((re) => re.test(name))) {
@@ -255,16 +270,17 @@ export function toResolutionError(
           : `param "bundle": ${err.message}; name an image pull Secret in "secret" or a ServiceAccount in "serviceAccount"`,
         { cause: err },
       );
-    case "egress":
-      // an untrusted certificate or a refusing proxy: retrying cannot help; credentials that
-      // would cross a proxy in clear are a policy refusal
+    case "egress": {
+      // an untrusted certificate or a refusing proxy: retrying cannot help; a blocked address or
+      // credentials that would cross a proxy in clear are a policy refusal
+      const egress = findEgressError(err);
       return new ResolutionError(
-        (err.cause as { code?: unknown } | undefined)?.code === "credentials-in-clear"
-          ? "Forbidden"
-          : "SourceUnavailable",
+        egress ? egressReason(egress) : "SourceUnavailable",
         `param "bundle": ${err.message}`,
         { cause: err },
       );
+    }
+    case "redirect":
     case "denied":
     case "insecure":
       return new ResolutionError("Forbidden", `param "bundle": ${err.message}${from}`, { cause: err });

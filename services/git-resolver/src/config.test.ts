@@ -10,6 +10,21 @@ test("empty config gives the defaults", () => {
   assert.equal(c.refLookupIntervalMs, 500);
   assert.deepEqual(c.allowedUrls, []);
   assert.equal(c.namespaceUrls, undefined);
+  assert.deepEqual(c.credentialBindings, [], "no token is bound by config");
+  assert.deepEqual(c.insecureHosts, [], "no plain-http host may get a token");
+});
+
+test("credential-bindings and insecure-hosts", () => {
+  const c = parseGitConfig({
+    "credential-bindings": "- {namespace: '*', secret: github-token, urls: ['https://github\\.com/org/.*']}",
+    "insecure-hosts": "git.lab, 127.0.0.2:8080",
+  });
+  assert.equal(c.credentialBindings.length, 1);
+  assert.equal(c.credentialBindings[0]?.secret, "github-token");
+  assert.deepEqual(c.insecureHosts, [
+    { hostname: "git.lab", port: undefined },
+    { hostname: "127.0.0.2", port: 8080 },
+  ]);
 });
 
 test("Tekton's keys, Quarry's keys, and the runtime's keys left alone", () => {
@@ -88,6 +103,13 @@ test("bad values throw ConfigError naming the key", () => {
     [{ "ref-lookup-interval": "2m" }, /^ref-lookup-interval: must be at most 1m/],
     [{ "team.allowed-urls": ".*" }, /^team\.allowed-urls: allowed-urls cannot be set per configKey/],
     [{ "a.b.fetch-timeout": "1s" }, /^a\.b\.fetch-timeout: expected <configKey>\.<key> with a single dot/],
+    [{ "credential-bindings": "a: b" }, /^credential-bindings: must be a YAML list/],
+    [{ "insecure-hosts": "http://git.lab" }, /^insecure-hosts: "http:\/\/git\.lab": not a host/],
+    [
+      { "team.insecure-hosts": "git.lab" },
+      /^team\.insecure-hosts: insecure-hosts cannot be set per configKey/,
+    ],
+    [{ "team.credential-bindings": "[]" }, /^team\.credential-bindings: credential-bindings cannot be set/],
   ];
   for (const [data, want] of cases) {
     assert.throws(

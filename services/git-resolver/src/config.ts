@@ -12,8 +12,20 @@ import {
   parseDuration,
   parseSize,
 } from "@quarry/kube";
-import { parseCaBundle, parseProxyUrl } from "@quarry/resolver-sdk";
+import {
+  BLOCKED_NETWORKS_KEY,
+  type BlockedNetworks,
+  parseBlockedNetworks,
+  parseCaBundle,
+  parseProxyUrl,
+} from "@quarry/resolver-sdk";
 import yaml from "js-yaml";
+import {
+  CREDENTIAL_BINDINGS_KEY,
+  type CredentialBinding,
+  parseCredentialBindings,
+} from "./credential-binding.ts";
+import { INSECURE_HOSTS_KEY, type InsecureHost, parseInsecureHosts } from "./plain-http.ts";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
 
@@ -52,6 +64,12 @@ export interface GitConfig {
    * request is still answered by a lookup that started after it arrived (0 = back to back).
    */
   refLookupIntervalMs: number;
+  /** Networks no git connection goes to (global only: a request picks its configKey). */
+  blockedNetworks: BlockedNetworks;
+  /** Which Secrets' tokens may go to which URLs, besides the Secrets' own annotations (credential-binding.ts). */
+  credentialBindings: readonly CredentialBinding[];
+  /** Hosts a token may reach over plain http; none by default. */
+  insecureHosts: readonly InsecureHost[];
 }
 
 export const KEYS = {
@@ -68,6 +86,9 @@ export const KEYS = {
   maxRepositorySize: "max-repository-size",
   maxCacheSize: "max-cache-size",
   refLookupInterval: "ref-lookup-interval",
+  blockedNetworks: BLOCKED_NETWORKS_KEY,
+  credentialBindings: CREDENTIAL_BINDINGS_KEY,
+  insecureHosts: INSECURE_HOSTS_KEY,
 } as const;
 
 /** Tekton's keys for its SCM-API mode (repo+org), which Quarry does not implement yet: accepted, unused. */
@@ -109,6 +130,9 @@ export const defaultGitConfig: GitConfig = {
   maxRepositoryBytes: 512 * 1024 ** 2,
   maxCacheBytes: 2 * 1024 ** 3,
   refLookupIntervalMs: 500,
+  blockedNetworks: parseBlockedNetworks(BLOCKED_NETWORKS_KEY, undefined),
+  credentialBindings: [],
+  insecureHosts: [],
 };
 
 export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfig {
@@ -142,6 +166,9 @@ export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfi
       size(KEYS.maxRepositorySize, data[KEYS.maxRepositorySize]) ?? defaultGitConfig.maxRepositoryBytes,
     maxCacheBytes: size(KEYS.maxCacheSize, data[KEYS.maxCacheSize]) ?? defaultGitConfig.maxCacheBytes,
     refLookupIntervalMs: interval(KEYS.refLookupInterval, data[KEYS.refLookupInterval]),
+    blockedNetworks: parseBlockedNetworks(KEYS.blockedNetworks, data[KEYS.blockedNetworks]),
+    credentialBindings: parseCredentialBindings(data[KEYS.credentialBindings]),
+    insecureHosts: parseInsecureHosts(data[KEYS.insecureHosts]),
   };
 }
 

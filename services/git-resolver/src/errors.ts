@@ -38,6 +38,10 @@ export function toResolutionError(err: unknown, ctx: FailureContext): Error {
           : `param "url": ${err.message}: the repository needs credentials; name a Secret in "gitToken"`,
         { cause: err },
       );
+    case "blocked-address":
+    case "redirect":
+      // the egress policy: where the resolver never connects, and no redirect followed
+      return new ResolutionError("Forbidden", `param "url": ${err.message}`, { cause: err });
     case "tls":
     case "proxy-refused":
       // retrying cannot fix trust or an egress policy: fail at once, naming the host

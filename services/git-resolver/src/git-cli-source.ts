@@ -24,6 +24,7 @@ import { LRUCache } from "lru-cache";
 import { BlobBatcher } from "./blob-batcher.ts";
 import { caFileFor } from "./ca-file.ts";
 import { FreshCoalescer } from "./fresh-coalescer.ts";
+import { pinnedResolve } from "./git-pin.ts";
 import { classifyGitFailure, lastLine, remoteEnv, runGit, Semaphore } from "./git-process.ts";
 import { commitRef, duBytes, ObjectCache, type RepoHandle } from "./object-cache.ts";
 import { ObjectReader } from "./object-reader.ts";
@@ -137,6 +138,7 @@ export class GitCliSource implements GitSource {
       credentialHash(req),
       req.proxy ?? "",
       req.caBundle ? createHash("sha256").update(req.caBundle).digest("hex") : "",
+      req.blockedNetworks?.text ?? "",
     ]);
     const lookup = (signal: AbortSignal) => {
       this.stats.refLookups++;
@@ -222,8 +224,9 @@ export class GitCliSource implements GitSource {
     await repo.exclusive(req.signal, async () => {
       if (await repo.hasCommit(commit)) return;
       this.stats.fetches++;
+      const pin = await pinnedResolve(repo.url, req);
       const res = await this.withSizeLimit(repo, req, (signal) =>
-        this.git(repo, req, signal, [
+        this.git(repo, { ...req, pin }, signal, [
           "fetch",
           "--quiet",
           "--no-tags",
@@ -289,10 +292,11 @@ export class GitCliSource implements GitSource {
     await repo.exclusive(req.signal, async () => {
       this.stats.blobFetches++;
       this.stats.blobsFetched += oids.length;
+      const pin = await pinnedResolve(repo.url, req);
       const res = await this.withSizeLimit(repo, req, (signal) =>
         this.git(
           repo,
-          req,
+          { ...req, pin },
           signal,
           [
             "-c",
@@ -344,15 +348,21 @@ export class GitCliSource implements GitSource {
     }
   }
 
+  /** Runs git for a repository; `req.pin` is the checked-address entry of a network command (git-pin.ts). */
   private git(
     repo: RepoHandle,
-    req: SourceRequest,
+    req: SourceRequest & { pin?: string | undefined },
     signal: AbortSignal,
     args: string[],
     maxStdout?: number,
     input?: string,
   ) {
-    const env = remoteEnv(repo.url, { auth: req.auth, proxy: req.proxy, caFile: caFileFor(req.caBundle) });
+    const env = remoteEnv(repo.url, {
+      auth: req.auth,
+      proxy: req.proxy,
+      caFile: caFileFor(req.caBundle),
+      resolve: req.pin,
+    });
     return this.gate.run(() =>
       runGit({
         gitDir: repo.dir,

@@ -60,12 +60,22 @@ export function basicAuthHeader(auth: GitAuth): string {
  * it. `proxy` is the decision for this URL (no-proxy already applied); unset
  * means direct, whatever the environment says. `caFile` holds the public
  * roots plus the configured CAs (GIT_SSL_CAINFO replaces git's roots).
+ * `resolve` pins the host to the addresses blocked-networks was checked
+ * against (curl's CURLOPT_RESOLVE, `host:port:addr[,addr]`, git >= 2.37), so
+ * git does not resolve the name again; git follows no redirect at all.
  */
 export function remoteEnv(
   url: string,
-  opts: { auth?: GitAuth | undefined; proxy?: string | undefined; caFile?: string | undefined },
+  opts: {
+    auth?: GitAuth | undefined;
+    proxy?: string | undefined;
+    caFile?: string | undefined;
+    resolve?: string | undefined;
+  },
 ): Record<string, string> {
-  const config: [string, string][] = [];
+  // a redirect to another host would go unchecked (and git's default follows the first one)
+  const config: [string, string][] = [["http.followRedirects", "false"]];
+  if (opts.resolve) config.push(["http.curloptResolve", opts.resolve]);
   if (opts.auth) config.push([`http.${url}.extraHeader`, `Authorization: ${basicAuthHeader(opts.auth)}`]);
   const env: Record<string, string> = {};
   config.forEach(([k, v], i) => {
@@ -213,13 +223,13 @@ export function lastLine(stderr: string): string {
   return lines.at(-1) ?? "no output";
 }
 
-/** The git binary's version; throws when it is missing or older than 2.31 (GIT_CONFIG_COUNT). */
+/** The git binary's version; throws when it is missing or older than 2.37 (http.curloptResolve). */
 export async function checkGitVersion(): Promise<string> {
   const res = await runGit({ args: ["--version"], signal: AbortSignal.timeout(10_000) });
   const m = /git version (\d+)\.(\d+)/.exec(res.stdout.toString());
   if (res.code !== 0 || !m) throw new Error(`cannot run git: ${res.stderr.trim() || "no version"}`);
   const [major, minor] = [Number(m[1]), Number(m[2])];
-  if (major < 2 || (major === 2 && minor < 31))
-    throw new Error(`git ${m[1]}.${m[2]} is too old; 2.31 or newer is needed`);
+  if (major < 2 || (major === 2 && minor < 37))
+    throw new Error(`git ${m[1]}.${m[2]} is too old; 2.37 or newer is needed (http.curloptResolve)`);
   return `${m[1]}.${m[2]}`;
 }

@@ -71,6 +71,8 @@ export interface LsRefsPost {
 /** What the server said: refs, an HTTP refusal to classify, or an answer that is not v2 (caller falls back). */
 export type LsRefsAnswer =
   | { kind: "refs"; refs: ServerRef[] }
+  /** A 3xx: never followed (ref-discovery.ts says why), so the caller refuses it. */
+  | { kind: "redirect"; from: string; location: string }
   | { kind: "http-error"; status: number }
   | { kind: "not-v2"; why: string };
 
@@ -99,7 +101,10 @@ export function postLsRefs(p: LsRefsPost): Promise<LsRefsAnswer> {
         const type = String(res.headers["content-type"] ?? "");
         if (status !== 200 || !type.startsWith("application/x-git-upload-pack-result")) {
           res.resume();
-          if ([401, 403, 404, 410].includes(status)) resolve({ kind: "http-error", status });
+          const location = res.headers.location;
+          if (status >= 300 && status < 400 && location)
+            resolve({ kind: "redirect", from: target.toString(), location });
+          else if ([401, 403, 404, 410].includes(status)) resolve({ kind: "http-error", status });
           else resolve({ kind: "not-v2", why: `HTTP ${status} ${type}` });
           return;
         }

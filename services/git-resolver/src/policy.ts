@@ -1,7 +1,9 @@
 // Who may read which repository at which revision: git-resolver-config's
 // allow-lists, and the link-local metadata addresses no allow-list opens
 // (metadataHostProblem). Pure; a refusal is Forbidden and names the param and the key.
-import { forbidden, metadataHostProblem } from "@quarry/resolver-sdk";
+// A literal address in blocked-networks fails here too, before any Secret is
+// read; a name is checked where it resolves, on every connection (ref-discovery.ts, git-pin.ts).
+import { checkLiteralAddress, EgressError, forbidden, metadataHostProblem } from "@quarry/resolver-sdk";
 import type { GitConfig } from "./config.ts";
 import type { GitRequest } from "./params.ts";
 
@@ -12,8 +14,15 @@ export function checkPolicy(
   namespace: string,
 ): void {
   const { url, revisionText } = req;
-  const problem = metadataHostProblem(new URL(url).hostname);
+  const host = new URL(url).hostname;
+  const problem = metadataHostProblem(host);
   if (problem) throw forbidden(`param "url": ${problem}`);
+  try {
+    checkLiteralAddress(host, config.blockedNetworks);
+  } catch (err) {
+    if (err instanceof EgressError) throw forbidden(`param "url": ${err.message}`);
+    throw err;
+  }
   if (config.allowedUrls.length > 0 && !config.allowedUrls.some((re) => re.test(url))) {
     throw forbidden(`param "url": ${url} is not allowed by allowed-urls in git-resolver-config`);
   }

@@ -5,9 +5,22 @@
 // URL from a capability advertisement (isomorphic-git) and remembered; a
 // server that does not speak v2 is asked the old way (isomorphic-git's
 // ls-refs per candidate, protocol v1 for sha256). No process, no disk.
+//
+// Egress policy: every connection's address is checked against
+// blocked-networks (the agents' lookup hands the socket the checked
+// addresses; a literal address is checked before the first request), and no
+// redirect is followed (the git binary that fetches later follows none either).
 import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
-import { describeEgressFailure, trustedCas } from "@quarry/resolver-sdk";
+import {
+  type BlockedNetworks,
+  checkedLookup,
+  checkTarget,
+  DEFAULT_BLOCKED_NETWORKS,
+  describeEgressFailure,
+  findEgressError,
+  trustedCas,
+} from "@quarry/resolver-sdk";
 import { getRemoteInfo2, listServerRefs } from "isomorphic-git";
 import nodeHttp from "isomorphic-git/http/node";
 import { LRUCache } from "lru-cache";
@@ -18,11 +31,13 @@ import { GitSourceError, type SourceRequest } from "./source.ts";
 
 type HttpClient = Parameters<typeof listServerRefs>[0]["http"];
 
-/** Keep-alive agents per proxy and trust setting, so the GET and POST of a lookup share a connection. */
+/** Keep-alive agents per proxy, trust and blocked-networks setting, so the GET and POST of a lookup share a connection. */
 const agents = new Map<string, { http: HttpAgent; https: HttpsAgent }>();
 
-function agentsFor(proxy: string | undefined, caBundle: string | undefined) {
-  const key = `${proxy ?? ""}\n${caBundle ?? ""}`;
+function agentsFor(req: Pick<SourceRequest, "proxy" | "caBundle" | "blockedNetworks">) {
+  const { proxy, caBundle } = req;
+  const blocked = blockedOf(req);
+  const key = `${proxy ?? ""}\n${caBundle ?? ""}\n${blocked.text}`;
   let pair = agents.get(key);
   if (!pair) {
     // the proxy is the resolver's decision for this URL (no-proxy applied): no bypass list here
@@ -30,7 +45,9 @@ function agentsFor(proxy: string | undefined, caBundle: string | undefined) {
     const opts = {
       keepAlive: true,
       maxSockets: 16,
-      ...(proxyEnv ? { proxyEnv } : {}),
+      // direct: the socket connects to the addresses the lookup checked; through a proxy the
+      // target was checked before the request (checkTarget) and the proxy resolves it
+      ...(proxyEnv ? { proxyEnv } : { lookup: checkedLookup(blocked) }),
       ...(caBundle ? { ca: trustedCas({ caBundle }) } : {}),
     };
     pair = { http: new HttpAgent(opts), https: new HttpsAgent(opts) };
@@ -41,17 +58,62 @@ function agentsFor(proxy: string | undefined, caBundle: string | undefined) {
   return pair;
 }
 
-/** isomorphic-git's node client with our agent (proxy, trust, keep-alive) and the call's abort signal. */
-function httpClient(req: SourceRequest): HttpClient {
-  const pair = agentsFor(req.proxy, req.caBundle);
+const blockedOf = (req: Pick<SourceRequest, "blockedNetworks">): BlockedNetworks =>
+  req.blockedNetworks ?? DEFAULT_BLOCKED_NETWORKS;
+
+/**
+ * isomorphic-git's node client with our agent (proxy, trust, keep-alive,
+ * checked addresses) and the call's abort signal; its redirect following
+ * (simple-get's) is off and a redirect answer is refused.
+ */
+function httpClient(url: string, req: SourceRequest): HttpClient {
+  const pair = agentsFor(req);
   return {
-    request: (r) =>
-      nodeHttp.request({
+    request: async (r) => {
+      const res = await nodeHttp.request({
         ...r,
         agent: r.url.startsWith("https:") ? pair.https : pair.http,
         signal: req.signal,
-      }),
+        fetchOptions: { ...r.fetchOptions, followRedirects: false },
+      });
+      const location = res.headers?.location;
+      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+        void res.body?.return?.();
+        throw redirectRefusal(url, r.url, location);
+      }
+      return res;
+    },
   };
+}
+
+/**
+ * Why a redirect answer is not followed: another origin never is (its
+ * address would go unchecked by the git binary, and a token might follow);
+ * within the origin the repository has moved, and the request should name
+ * where. Messages name origins and paths, never a query.
+ */
+export function redirectRefusal(repoUrl: string, requestUrl: string, location: string): GitSourceError {
+  const from = new URL(requestUrl);
+  let to: URL;
+  try {
+    to = new URL(location, from);
+  } catch {
+    return new GitSourceError(
+      "redirect",
+      `${from.origin} answered a redirect to an unreadable location; not followed`,
+    );
+  }
+  if (to.origin !== from.origin) {
+    return new GitSourceError(
+      "redirect",
+      `redirected from ${from.origin} to another origin ${to.origin}; not followed`,
+    );
+  }
+  const moved = to.pathname.replace(/\/(info\/refs|git-upload-pack)$/, "");
+  return new GitSourceError(
+    "redirect",
+    `${repoUrl} redirects to ${to.origin}${moved}; the git resolver follows no redirect: name that URL`,
+  );
 }
 
 function headers(req: SourceRequest): Record<string, string> {
@@ -78,6 +140,7 @@ export class RefDiscovery {
 
   /** The commit `name` (branch, tag, refs/..., HEAD) points to on the remote; annotated tags are peeled. */
   async resolve(url: string, name: string, req: SourceRequest): Promise<string> {
+    await guard(url, req, () => checkTarget(new URL(url), req.proxy !== undefined, blockedOf(req)));
     const protocol = this.protocols.get(url) ?? (await this.learnProtocol(url, req));
     const hit = protocol.v2
       ? await this.resolveInOne(url, name, protocol, req)
@@ -95,7 +158,7 @@ export class RefDiscovery {
   /** One POST; a server that turns out not to answer like v2 is asked the old way and remembered so. */
   private async resolveInOne(url: string, name: string, protocol: ServerProtocol, req: SourceRequest) {
     this.stats.lsRefs++;
-    const pair = agentsFor(req.proxy, req.caBundle);
+    const pair = agentsFor(req);
     const answer = await guard(url, req, () =>
       postLsRefs({
         url,
@@ -107,6 +170,7 @@ export class RefDiscovery {
       }),
     );
     if (answer.kind === "refs") return pickRef(answer.refs, name);
+    if (answer.kind === "redirect") throw redirectRefusal(url, answer.from, answer.location);
     if (answer.kind === "http-error") {
       throw toSourceError(url, { code: "HttpError", data: { statusCode: answer.status } }, req.signal);
     }
@@ -117,7 +181,7 @@ export class RefDiscovery {
   private async learnProtocol(url: string, req: SourceRequest): Promise<ServerProtocol> {
     this.stats.advertisements++;
     const info = await guard(url, req, () =>
-      getRemoteInfo2({ http: httpClient(req), url, protocolVersion: 2, headers: headers(req) }),
+      getRemoteInfo2({ http: httpClient(url, req), url, protocolVersion: 2, headers: headers(req) }),
     );
     const protocol: ServerProtocol =
       info.protocolVersion === 2
@@ -129,7 +193,7 @@ export class RefDiscovery {
 
   /** isomorphic-git's ls-refs per candidate (each after its own advertisement), then protocol v1. */
   private async resolveOld(url: string, name: string, req: SourceRequest) {
-    const http = httpClient(req);
+    const http = httpClient(url, req);
     const lists = await guard(url, req, () =>
       Promise.all(
         refCandidates(name).map((prefix) =>
@@ -146,7 +210,7 @@ export class RefDiscovery {
    * asked again with protocol v1, which advertises every ref.
    */
   private async resolveV1(url: string, name: string, req: SourceRequest) {
-    const http = httpClient(req);
+    const http = httpClient(url, req);
     const info = await guard(url, req, () =>
       getRemoteInfo2({ http, url, protocolVersion: 2, headers: headers(req) }),
     );
@@ -159,6 +223,7 @@ export class RefDiscovery {
 
   /** Proves the credentials may read the repository: one capability request. */
   async checkAccess(url: string, req: SourceRequest): Promise<void> {
+    await guard(url, req, () => checkTarget(new URL(url), req.proxy !== undefined, blockedOf(req)));
     await this.learnProtocol(url, req);
   }
 }
@@ -179,6 +244,11 @@ export function toSourceError(
   proxy?: string,
 ): GitSourceError {
   if (err instanceof GitSourceError) return err;
+  const refused = findEgressError(err);
+  if (refused?.code === "blocked-address")
+    return new GitSourceError("blocked-address", refused.message, { cause: err });
+  if (refused?.code === "cross-origin-redirect" || refused?.code === "redirect")
+    return new GitSourceError("redirect", refused.message, { cause: err });
   const egress = egressFailure(url, err, proxy);
   if (egress) {
     const hint =

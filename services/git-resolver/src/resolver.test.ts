@@ -14,12 +14,14 @@ import {
   TASK_V2,
 } from "@quarry/devcluster/git-repos";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
-import { forbidden, notFound, type Params, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { forbidden, type Params, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
 import { toResolutionError } from "./errors.ts";
 import { GitCliSource } from "./git-cli-source.ts";
 import { GitResolver } from "./resolver.ts";
 import { GitSourceError } from "./source.ts";
 
+/** What the resolver logged through ctx.log (warn and debug), newest last. */
+const logged: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
 const ctx = (config: Record<string, string> = {}, namespace = "team-a"): ResolveContext =>
   ({
     signal: AbortSignal.timeout(20_000),
@@ -28,7 +30,13 @@ const ctx = (config: Record<string, string> = {}, namespace = "team-a"): Resolve
     url: undefined,
     config: Object.freeze({ ...config }),
     span: { setAttribute: () => undefined },
+    log: {
+      warn: (fields: Record<string, unknown>, msg: string) => logged.push({ level: "warn", fields, msg }),
+      debug: (fields: Record<string, unknown>, msg: string) => logged.push({ level: "debug", fields, msg }),
+    },
   }) as unknown as ResolveContext;
+/** The fixture server is plain http on 127.0.0.1: a token may go there only when it is listed. */
+const INSECURE = { "insecure-hosts": "127.0.0.1" };
 
 describe("GitResolver", () => {
   let server: GitServer;
@@ -36,9 +44,7 @@ describe("GitResolver", () => {
   let url: string;
   let cacheRoot: string;
   let resolver: GitResolver;
-  const secrets: Record<string, Record<string, string>> = {
-    "team-a/git-creds": { token: "tok-a", other: "tok-b" },
-  };
+  const secrets: Record<string, { data: Record<string, string>; annotations: Record<string, string> }> = {};
 
   before(async () => {
     server = await startGitServer();
@@ -50,15 +56,22 @@ describe("GitResolver", () => {
     await priv.push();
     priv.dispose();
     server.setAuth("private.git", { token: "tok-a" });
+    // bound to the private repository by Tekton's annotation; "unbound-creds" holds the same token, bound nowhere
+    secrets["team-a/git-creds"] = {
+      data: { token: "tok-a", other: "tok-b", empty: "" },
+      annotations: { "tekton.dev/git-0": server.url("private.git") },
+    };
+    secrets["team-a/unbound-creds"] = { data: { token: "tok-a" }, annotations: {} };
     cacheRoot = mkdtempSync(join(tmpdir(), "quarry-git-resolver-test-"));
     resolver = new GitResolver({
       source: new GitCliSource({ cacheRoot }),
       readSecret: async (ns, name, key) => {
         const s = secrets[`${ns}/${name}`];
-        if (!s) throw notFound(`param "gitToken": Secret ${ns}/${name} not found`);
-        const v = s[key];
-        if (v === undefined) throw notFound(`param "gitTokenKey": Secret ${ns}/${name} has no key "${key}"`);
-        return v;
+        if (!s) return { problem: `Secret ${ns}/${name} not found` };
+        const value = s.data[key];
+        if (value === undefined) return { problem: `Secret ${ns}/${name} has no key "${key}"` };
+        if (value === "") return { problem: `key "${key}" of Secret ${ns}/${name} is empty` };
+        return { value, annotations: s.annotations };
       },
     });
   });
@@ -105,7 +118,10 @@ describe("GitResolver", () => {
 
   test("a gitToken from the request's namespace opens a private repository", async () => {
     const priv = server.url("private.git");
-    const r = await resolver.resolve({ url: priv, pathInRepo: "task.yaml", gitToken: "git-creds" }, ctx());
+    const r = await resolver.resolve(
+      { url: priv, pathInRepo: "task.yaml", gitToken: "git-creds" },
+      ctx(INSECURE),
+    );
     assert.equal(Buffer.from(r.data).toString(), TASK_V1);
     assert.equal(server.log.filter((e) => e.repo === "private.git").at(-1)?.status, 200);
   });
@@ -169,15 +185,9 @@ describe("GitResolver", () => {
       ],
       [
         { url: priv, pathInRepo: "task.yaml", gitToken: "git-creds", gitTokenKey: "other" },
-        {},
+        INSECURE,
         "Forbidden",
         /^param "gitToken": .*the token was rejected/,
-      ],
-      [
-        { url: priv, pathInRepo: "task.yaml", gitToken: "missing" },
-        {},
-        "NotFound",
-        /^param "gitToken": Secret team-a\/missing not found/,
       ],
       [
         { url, pathInRepo: "task.yaml" },
@@ -206,6 +216,96 @@ describe("GitResolver", () => {
         return true;
       });
     }
+  });
+
+  test("a token goes only where its Secret is bound, never over plain http to an unlisted host, and nothing is sent otherwise", async () => {
+    const priv = server.url("private.git");
+    const port = new URL(priv).port;
+    const unusable = (secret: string, key: string, to: string) =>
+      new RegExp(
+        `^param "gitToken": Secret team-a/${secret} key "${key}" cannot be used as a git token for ${to.replaceAll(".", "\\.")}: it is missing, empty or unreadable by the git resolver, or not bound to this URL \\(the resolver's log says which\\)$`,
+      );
+    const plainHttp =
+      /^param "url": refusing to send the gitToken to http:\/\/127\.0\.0\.1:\d+\/.* over plain http: use https, or list the host in insecure-hosts in git-resolver-config$/;
+    // [params, config, message, what the log says]
+    const cases: [Params, Record<string, string>, RegExp, RegExp | undefined][] = [
+      [{ url: priv, pathInRepo: "task.yaml", gitToken: "git-creds" }, {}, plainHttp, undefined],
+      [
+        { url: priv, pathInRepo: "task.yaml", gitToken: "git-creds" },
+        { "insecure-hosts": `127.0.0.1:${Number(port) + 1}, localhost` },
+        plainHttp,
+        undefined,
+      ],
+      // the same four-part message whether the Secret is missing, has no such key, an empty one, or is not bound
+      [
+        { url: priv, pathInRepo: "task.yaml", gitToken: "missing" },
+        INSECURE,
+        unusable("missing", "token", priv),
+        /Secret team-a\/missing not found/,
+      ],
+      [
+        { url: priv, pathInRepo: "task.yaml", gitToken: "git-creds", gitTokenKey: "nokey" },
+        INSECURE,
+        unusable("git-creds", "nokey", priv),
+        /has no key "nokey"/,
+      ],
+      [
+        { url: priv, pathInRepo: "task.yaml", gitToken: "git-creds", gitTokenKey: "empty" },
+        INSECURE,
+        unusable("git-creds", "empty", priv),
+        /is empty/,
+      ],
+      [
+        { url: priv, pathInRepo: "task.yaml", gitToken: "unbound-creds" },
+        INSECURE,
+        unusable("unbound-creds", "token", priv),
+        /is not bound to .*no tekton\.dev\/git-\* or quarry\.dev\/credential-urls annotation/,
+      ],
+      // bound to private.git only: the public repository on the same server does not get it
+      [
+        { url, pathInRepo: "task.yaml", gitToken: "git-creds" },
+        INSECURE,
+        unusable("git-creds", "token", url),
+        /is not bound to .*its URL prefixes http:\/\/127\.0\.0\.1/,
+      ],
+      [
+        { url: priv, pathInRepo: "task.yaml", gitToken: "unbound-creds" },
+        { ...INSECURE, "credential-bindings": "- {namespace: team-b, secret: '*', urls: ['.*']}" },
+        unusable("unbound-creds", "token", priv),
+        /no tekton\.dev\/git-\* or quarry\.dev\/credential-urls annotation and no credential-bindings rule names it/,
+      ],
+    ];
+    for (const [params, config, message, log] of cases) {
+      const seen = server.log.length;
+      logged.length = 0;
+      await assert.rejects(resolver.resolve(params, ctx(config)), (err: unknown) => {
+        assert.ok(err instanceof ResolutionError, `${JSON.stringify(params)}: ${String(err)}`);
+        assert.equal(err.reason, "Forbidden", `${JSON.stringify(params)}: ${err.message}`);
+        assert.match(err.message, message);
+        assert.ok(!err.message.includes("tok-a"), "the token is in the message");
+        return true;
+      });
+      assert.equal(server.log.length, seen, `${JSON.stringify(params)}: the git server was asked`);
+      if (log) {
+        const warn = logged.find((l) => l.level === "warn");
+        assert.match(String(warn?.fields.problem), log, JSON.stringify(params));
+        assert.ok(!JSON.stringify(logged).includes("tok-a"), "the token is in the log");
+      }
+    }
+
+    // config binds it instead of the Secret's annotations
+    const bound = await resolver.resolve(
+      { url: priv, pathInRepo: "task.yaml", gitToken: "unbound-creds" },
+      ctx({
+        ...INSECURE,
+        "credential-bindings": `- {namespace: team-a, secret: unbound-creds, urls: ['${priv.replaceAll(".", "\\.")}']}`,
+      }),
+    );
+    assert.equal(Buffer.from(bound.data).toString(), TASK_V1);
+    assert.match(
+      String(logged.find((l) => l.msg === "gitToken bound")?.fields.by),
+      /^credential-bindings\[0\]$/,
+    );
   });
 
   test("an unreachable server is transient (a plain Error the runtime retries)", async () => {

@@ -15,12 +15,14 @@ import {
   redactUrl,
   runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
-import { parseGitConfig, settingsFor } from "./config.ts";
+import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
+import { checkCredentialBinding } from "./credential-binding.ts";
 import { toResolutionError } from "./errors.ts";
 import { type GitRequest, paramsSchema, parseRequest } from "./params.ts";
+import { mayCarryCredential } from "./plain-http.ts";
 import { checkPolicy } from "./policy.ts";
 import { classifyRevision } from "./revision.ts";
-import type { SecretReader } from "./secrets.ts";
+import { type SecretReader, unusableTokenMessage } from "./secrets.ts";
 import type { GitAuth, GitSource, SourceRequest } from "./source.ts";
 
 export const ANNOTATION_URL = "resolution.tekton.dev/url";
@@ -69,18 +71,25 @@ export class GitResolver implements Resolver {
     checkPolicy(req, config, ctx.namespace);
     const egress = effectiveEgress(req.settings);
     const proxy = proxyFor(req.url, egress);
+    if (req.token && !mayCarryCredential(req.url, config.insecureHosts)) {
+      throw forbidden(
+        `param "url": refusing to send the gitToken to ${req.url} over plain http: use https, or list the host in insecure-hosts in git-resolver-config`,
+      );
+    }
     if (req.token && proxy && req.url.startsWith("http:")) {
+      // insecure-hosts vouches for the path to the host, not for a proxy that would read the token
       throw forbidden(
         `param "url": refusing to send the gitToken to ${req.url} over plain http through proxy ${redactUrl(proxy)}: use https, or list the host in no-proxy`,
       );
     }
-    const auth = await this.auth(req, ctx);
+    const auth = await this.auth(req, config, ctx);
     const sreq: SourceRequest = {
       auth,
       scope: JSON.stringify([ctx.namespace, req.token?.secret ?? "", req.token?.key ?? ""]),
       signal: ctx.signal,
       proxy,
       caBundle: egress.caBundle,
+      blockedNetworks: config.blockedNetworks,
       maxRepositoryBytes: config.maxRepositoryBytes,
       maxCacheBytes: config.maxCacheBytes,
       refLookupIntervalMs: config.refLookupIntervalMs,
@@ -99,10 +108,26 @@ export class GitResolver implements Resolver {
     }
   }
 
-  private async auth(req: GitRequest, ctx: ResolveContext): Promise<GitAuth | undefined> {
+  /**
+   * The token, once its Secret is read and bound to the URL; nothing has gone to the git server
+   * yet. Every way the Secret can fail (missing, unreadable, no key, empty, not bound to this
+   * URL) gives the requester one message, so a request cannot probe which Secrets or keys exist;
+   * the resolver's log says which it was.
+   */
+  private async auth(req: GitRequest, config: GitConfig, ctx: ResolveContext): Promise<GitAuth | undefined> {
     if (!req.token) return undefined;
-    const token = await this.deps.readSecret(ctx.namespace, req.token.secret, req.token.key, ctx.signal);
-    return { username: req.settings.tokenUsername, token };
+    const { secret, key } = req.token;
+    const refuse = (problem: string) => {
+      ctx.log.warn({ secret: `${ctx.namespace}/${secret}`, key, url: req.url, problem }, "gitToken refused");
+      return forbidden(unusableTokenMessage(ctx.namespace, secret, key, req.url));
+    };
+    const read = await this.deps.readSecret(ctx.namespace, secret, key, ctx.signal);
+    if ("problem" in read) throw refuse(read.problem);
+    const meta = { namespace: ctx.namespace, name: secret, annotations: read.annotations };
+    const binding = checkCredentialBinding(meta, req.url, config.credentialBindings);
+    if (!binding.allowed) throw refuse(binding.detail);
+    ctx.log.debug({ secret: `${ctx.namespace}/${secret}`, url: req.url, by: binding.by }, "gitToken bound");
+    return { username: req.settings.tokenUsername, token: read.value };
   }
 }
 

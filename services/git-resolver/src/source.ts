@@ -2,6 +2,7 @@
 // and the engine-independent part of reading a file: walking a commit's tree
 // the way a checkout would, following symlinks that stay inside the
 // repository and refusing those that leave it.
+import type { BlockedNetworks } from "@quarry/resolver-sdk";
 import type { Revision } from "./revision.ts";
 
 /** HTTP basic credentials, sent up front on every request to the git server. */
@@ -25,6 +26,8 @@ export interface SourceRequest {
   proxy?: string | undefined;
   /** PEM CAs trusted besides the public roots. */
   caBundle?: string | undefined;
+  /** Networks no connection goes to (checked on each resolved address); the SDK's default when unset. */
+  blockedNetworks?: BlockedNetworks | undefined;
   /** Largest on-disk size of the repository's cache (0 = no limit). */
   maxRepositoryBytes?: number;
   /** Budget for the engine's whole on-disk cache (the latest request's value applies). */
@@ -63,6 +66,10 @@ export type GitErrorCode =
   | "unavailable"
   | "tls"
   | "proxy-refused"
+  /** An address in blocked-networks: the URL's host, or where its name resolves. */
+  | "blocked-address"
+  /** The server answered a redirect: none is followed for git (another origin would be unchecked). */
+  | "redirect"
   | "aborted";
 
 /**

@@ -14,6 +14,8 @@ test("parsePipeConfig: defaults, every key, and each bad value names its key", (
       "host-network": "true",
       "node-name": "127.0.0.1",
       tolerations: "- key: node.kubernetes.io/not-ready\n  operator: Exists\n  effect: NoSchedule\n",
+      "pod-policy-allow": "hostPath, privileged\nhostNetwork",
+      "allowed-service-accounts": "builder team-a/cert-issuer,*",
     }),
     {
       pendingTimeoutMs: 300_000,
@@ -24,8 +26,13 @@ test("parsePipeConfig: defaults, every key, and each bad value names its key", (
         nodeName: "127.0.0.1",
         tolerations: [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule" }],
       },
+      podPolicy: {
+        allow: new Set(["hostPath", "privileged", "hostNetwork"]),
+        serviceAccounts: ["builder", "team-a/cert-issuer", "*"],
+      },
     },
   );
+  assert.deepEqual(defaultPipeConfig.podPolicy, { allow: new Set(), serviceAccounts: [] }, "nothing allowed");
   const bad: [Record<string, string>, string, RegExp][] = [
     [{ "pending-timeout": "soon" }, "pending-timeout", /soon/],
     [{ "pending-timeout": "0s" }, "pending-timeout", /positive/],
@@ -44,6 +51,19 @@ test("parsePipeConfig: defaults, every key, and each bad value names its key", (
     [{ tolerations: "- {key: a, tolerationSeconds: 1.5, effect: NoExecute}" }, "tolerations", /integer/],
     [{ tolerations: "- {key: 1}" }, "tolerations", /must be a string/],
     [{ tolerations: "[" }, "tolerations", /not YAML/],
+    [
+      { "pod-policy-allow": "privileged,root" },
+      "pod-policy-allow",
+      /"root" is not a pod policy rule; use any of privileged, /,
+    ],
+    [{ "pod-policy-allow": "Privileged" }, "pod-policy-allow", /"Privileged" is not/],
+    [
+      { "allowed-service-accounts": "Builder" },
+      "allowed-service-accounts",
+      /"Builder" is not a ServiceAccount/,
+    ],
+    [{ "allowed-service-accounts": "a/b/c" }, "allowed-service-accounts", /"a\/b\/c"/],
+    [{ "allowed-service-accounts": "team-*" }, "allowed-service-accounts", /"team-\*"/],
   ];
   for (const [data, key, message] of bad) {
     assert.throws(

@@ -7,6 +7,7 @@
 import { ConfigError, configDuration } from "@quarry/kube";
 import { load } from "js-yaml";
 import { DEFAULT_WAIT_IMAGE, type PodDefaults } from "./pod.ts";
+import { defaultPodPolicy, POD_POLICY_RULES, type PodPolicy, type PodPolicyRule } from "./pod-policy.ts";
 
 export const CONFIG_MAP_NAME = "pipe-resolver-config";
 
@@ -17,12 +18,16 @@ export const KEYS = {
   hostNetwork: "host-network",
   nodeName: "node-name",
   tolerations: "tolerations",
+  podPolicyAllow: "pod-policy-allow",
+  allowedServiceAccounts: "allowed-service-accounts",
 } as const;
 
 export interface PipeConfig {
   /** From the pod's creation until its init container has finished and the waiting container runs. */
   pendingTimeoutMs: number;
   podDefaults: PodDefaults;
+  /** What a strategy's pod may ask for (pod-policy.ts). */
+  podPolicy: PodPolicy;
 }
 
 export const DEFAULT_PENDING_TIMEOUT_MS = 2 * 60_000;
@@ -30,6 +35,7 @@ export const DEFAULT_PENDING_TIMEOUT_MS = 2 * 60_000;
 export const defaultPipeConfig: PipeConfig = {
   pendingTimeoutMs: DEFAULT_PENDING_TIMEOUT_MS,
   podDefaults: { waitImage: DEFAULT_WAIT_IMAGE, hostNetwork: false },
+  podPolicy: defaultPodPolicy,
 };
 
 const PULL_POLICIES: readonly string[] = ["Always", "IfNotPresent", "Never"];
@@ -78,6 +84,10 @@ export function parsePipeConfig(data: Readonly<Record<string, string>>): PipeCon
   if (nodeName !== undefined && (nodeName.length > 253 || !DNS1123_SUBDOMAIN.test(nodeName)))
     throw new ConfigError(KEYS.nodeName, `must be a node name (a DNS-1123 subdomain), got "${nodeName}"`);
   const tolerations = parseTolerations(get(KEYS.tolerations));
+  const podPolicy: PodPolicy = {
+    allow: parsePolicyAllow(get(KEYS.podPolicyAllow)),
+    serviceAccounts: parseServiceAccounts(get(KEYS.allowedServiceAccounts)),
+  };
 
   const podDefaults: PodDefaults = {
     waitImage: image ?? DEFAULT_WAIT_IMAGE,
@@ -90,7 +100,46 @@ export function parsePipeConfig(data: Readonly<Record<string, string>>): PipeCon
     pendingTimeoutMs:
       timeout === undefined ? DEFAULT_PENDING_TIMEOUT_MS : configDuration(KEYS.pendingTimeout, timeout),
     podDefaults,
+    podPolicy,
   };
+}
+
+/** A list separated by commas and/or white space. */
+function listOf(raw: string | undefined): string[] {
+  return (raw ?? "").split(/[\s,]+/).filter((s) => s !== "");
+}
+
+/** pod-policy-allow: names from POD_POLICY_RULES. */
+function parsePolicyAllow(raw: string | undefined): Set<PodPolicyRule> {
+  const allow = new Set<PodPolicyRule>();
+  for (const name of listOf(raw)) {
+    if (!(POD_POLICY_RULES as readonly string[]).includes(name))
+      throw new ConfigError(
+        KEYS.podPolicyAllow,
+        `"${name}" is not a pod policy rule; use any of ${POD_POLICY_RULES.join(", ")}`,
+      );
+    allow.add(name as PodPolicyRule);
+  }
+  return allow;
+}
+
+/** allowed-service-accounts: `*`, `name` or `namespace/name`, each part a Kubernetes object name. */
+function parseServiceAccounts(raw: string | undefined): string[] {
+  const accounts = listOf(raw);
+  for (const a of accounts) {
+    if (a === "*") continue;
+    const parts = a.split("/");
+    const ok =
+      parts.length <= 2 &&
+      parts.every((p) => p.length <= 253 && DNS1123_SUBDOMAIN.test(p)) &&
+      (parts.length === 1 || parts[0]!.length <= 63);
+    if (!ok)
+      throw new ConfigError(
+        KEYS.allowedServiceAccounts,
+        `"${a}" is not a ServiceAccount: use name, namespace/name or *`,
+      );
+  }
+  return accounts;
 }
 
 /** A YAML (or JSON) list of core/v1 Tolerations, checked field by field. */

@@ -177,16 +177,23 @@ test("isOwnOutput: only Quarry's object for the same pipe, key and owner may sta
   for (const [name, metadata, want] of cases) assert.equal(isOwnOutput({ metadata }, desired), want, name);
 });
 
-test("statusData: a YAML list of {key, kind, name, sha256} in pipe order", () => {
+test("statusData: a YAML list of {key, kind, name, sha256 | hmacSha256} in pipe order", () => {
   assert.equal(sha256Hex(bytes("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // RFC 4231 test case 2: a Secret's digest is keyed, so its plain SHA-256 is nowhere
+  const key = bytes("Jefe");
   const results = [
     pipeResult(
       { key: "Mycertificate", kind: "Secret" },
       "build-1-gencert-mycertificate-0123456789abcdef",
-      bytes("abc"),
+      bytes("what do ya want for nothing?"),
+      key,
     ),
-    pipeResult({ key: "env", kind: "ConfigMap" }, "build-1-gencert-env", bytes("")),
+    pipeResult({ key: "env", kind: "ConfigMap" }, "build-1-gencert-env", bytes(""), key),
   ];
+  assert.throws(
+    () => pipeResult({ key: "k", kind: "Secret" }, "s", bytes("abc")),
+    /the Secret output "s" needs the digest key/,
+  );
   const yaml = statusData(results);
   assert.equal(
     yaml,
@@ -194,7 +201,7 @@ test("statusData: a YAML list of {key, kind, name, sha256} in pipe order", () =>
       "- key: Mycertificate",
       "  kind: Secret",
       "  name: build-1-gencert-mycertificate-0123456789abcdef",
-      "  sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+      "  hmacSha256: 5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
       "- key: env",
       "  kind: ConfigMap",
       "  name: build-1-gencert-env",

@@ -1,12 +1,11 @@
 // What a piped file becomes: a ConfigMap (`binaryData`) or a Secret (`data`)
 // per pipe entry, named `<owner>-<pipe>-<key>`, owned by the request's
 // controller owner (a Run, so the objects live as long as the run that asked
-// for them), else by the request; and the
-// request's `status.data`: a YAML list of `{key, kind, name, sha256}`.
+// for them), else by the request; and the request's `status.data`: a YAML
+// list of `{key, kind, name, sha256}` (`hmacSha256` for a Secret: digest.ts).
 //
 // Nothing here puts a file's content anywhere but the object's data: error
 // messages name files, lines and sizes only.
-import { createHash } from "node:crypto";
 import {
   ANNOTATION_PIPE_KEY,
   LABEL_MANAGED_BY,
@@ -24,6 +23,7 @@ import { dump } from "js-yaml";
 
 export type { PipeResult };
 
+import { hmacSha256Hex, sha256Hex } from "./digest.ts";
 import { parseEnvFile } from "./envfile.ts";
 import { type FileToCopy, MAX_PIPE_FILE_BYTES } from "./files.ts";
 import { labelValue, outputObjectName } from "./names.ts";
@@ -157,23 +157,37 @@ export function isOwnOutput(existing: { metadata: ObjectMeta }, desired: PipeOut
   );
 }
 
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
+export { sha256Hex };
 
-/** The status.data line for a stored file: its key, kind, object name and the SHA-256 of the bytes copied. */
+/**
+ * The status.data line for a stored file: its key, kind, object name and the digest of the bytes
+ * copied: a ConfigMap's SHA-256; a Secret's HMAC-SHA256 under `digestKey` (the installation's key,
+ * digest.ts), so a short secret cannot be guessed from it. A Secret without a key is a bug.
+ */
 export function pipeResult(
   file: Pick<FileToCopy, "key" | "kind">,
   name: string,
   bytes: Uint8Array,
+  digestKey?: Uint8Array,
 ): PipeResult {
-  return { key: file.key, kind: file.kind, name, sha256: sha256Hex(bytes) };
+  if (file.kind === "ConfigMap") return { key: file.key, kind: file.kind, name, sha256: sha256Hex(bytes) };
+  if (!digestKey)
+    throw new Error(`pipeResult: the Secret output ${JSON.stringify(name)} needs the digest key`);
+  return { key: file.key, kind: file.kind, name, hmacSha256: hmacSha256Hex(digestKey, bytes) };
 }
 
-/** The request's status.data (before base64): a YAML list of {key, kind, name, sha256}, in pipe order. */
+/** A result's fields in a fixed order, with its one digest (sha256 or hmacSha256). */
+export function resultFields(r: PipeResult): PipeResult {
+  return {
+    key: r.key,
+    kind: r.kind,
+    name: r.name,
+    ...(r.sha256 !== undefined ? { sha256: r.sha256 } : {}),
+    ...(r.hmacSha256 !== undefined ? { hmacSha256: r.hmacSha256 } : {}),
+  };
+}
+
+/** The request's status.data (before base64): a YAML list of {key, kind, name, sha256 | hmacSha256}, in pipe order. */
 export function statusData(results: readonly PipeResult[]): string {
-  return dump(
-    results.map((r) => ({ key: r.key, kind: r.kind, name: r.name, sha256: r.sha256 })),
-    { lineWidth: -1, noRefs: true },
-  );
+  return dump(results.map(resultFields), { lineWidth: -1, noRefs: true });
 }

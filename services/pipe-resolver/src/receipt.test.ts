@@ -14,7 +14,7 @@ const owner = {
   uid: "uid-1",
   controller: true,
 };
-const result: PipeResult = { key: "k", kind: "Secret", name: "run-p-k", sha256: "a".repeat(64) };
+const result: PipeResult = { key: "k", kind: "Secret", name: "run-p-k", hmacSha256: "a".repeat(64) };
 
 test("receiptObject round-trips through readReceipt; anything else is not this request's receipt", () => {
   const obj = receiptObject(request, "p", owner, { state: "storing", results: [result] });
@@ -46,8 +46,15 @@ test("recorded: absent, the same digest, or another digest", () => {
   assert.equal(recorded(undefined, result), undefined);
   assert.equal(recorded(receipt, { ...result, name: "other" }), undefined);
   assert.deepEqual(recorded(receipt, result), { ok: true });
-  const changed = recorded(receipt, { ...result, sha256: "b".repeat(64) });
+  const changed = recorded(receipt, { ...result, hmacSha256: "b".repeat(64) });
   assert.equal(changed?.ok, false);
+  assert.match(changed?.ok === false ? changed.message : "", /from a file with another digest/);
+  // a record an older resolver wrote (a Secret's plain sha256) never matches a keyed digest
+  const legacy = {
+    state: "storing" as const,
+    results: [{ ...result, hmacSha256: undefined, sha256: "a".repeat(64) }],
+  };
+  assert.equal(recorded(legacy, result)?.ok, false);
 });
 
 test("cachedLookup: the cache first, then one GET; 404 is undefined", async () => {

@@ -1,6 +1,7 @@
 // The receipt: a ConfigMap per request, named like its pod and controlled by
 // the request, that records each output the resolver has created (or
-// verified) for the request, with the SHA-256 of its file. It exists because
+// verified) for the request, with the digest of its file (a Secret's keyed:
+// digest.ts). It exists because
 // the resolver may create Secrets but never read them (RBAC cannot tell
 // "Secrets it created" from all Secrets, and get, list, watch, update, patch
 // and delete each return a Secret's data), so it cannot look at a Secret to
@@ -26,6 +27,7 @@ import {
   pipeResultsOf,
 } from "@quarry/api";
 import { labelValue, podName, type RequestIdentity } from "./names.ts";
+import { resultFields } from "./objects.ts";
 
 /** Marks a receipt among the ConfigMaps of a namespace. */
 export const LABEL_RECEIPT = "quarry.dev/pipe-receipt";
@@ -76,7 +78,7 @@ export function receiptObject(
 }
 
 export function receiptData(receipt: Receipt): Record<string, string> {
-  const results = receipt.results.map((r) => ({ key: r.key, kind: r.kind, name: r.name, sha256: r.sha256 }));
+  const results = receipt.results.map(resultFields);
   return { [STATE_KEY]: receipt.state, [RESULTS_KEY]: JSON.stringify(results) };
 }
 
@@ -124,9 +126,9 @@ export function recorded(
 ): { ok: true } | { ok: false; message: string } | undefined {
   const rec = receipt?.results.find((x) => x.kind === r.kind && x.name === r.name);
   if (!rec) return undefined;
-  if (rec.sha256 === r.sha256 && rec.key === r.key) return { ok: true };
+  if (rec.key === r.key && rec.sha256 === r.sha256 && rec.hmacSha256 === r.hmacSha256) return { ok: true };
   return {
     ok: false,
-    message: `${r.kind} ${JSON.stringify(r.name)} was stored for this request from a file with another SHA-256 (the pipe pod was made again after it was stored)`,
+    message: `${r.kind} ${JSON.stringify(r.name)} was stored for this request from a file with another digest (the pipe pod was made again after it was stored, or the digest key changed)`,
   };
 }

@@ -22,6 +22,7 @@ test("readRequest: a Pipe by name, or a strategy with its own files; the rest ar
         name: "gencert",
         strategy: { kind: "ClusterPipeStrategy", name: "gencert" },
         params: [],
+        fixed: new Map(),
         entries,
       },
     },

@@ -116,6 +116,7 @@ export function readRequest(params: readonly Param[] | undefined): RequestResult
         name: strategy as string,
         strategy: { kind: strategyKind as PipeStrategyKind, name: strategy as string },
         params: [],
+        fixed: new Map(),
         entries: entries.entries,
       },
     },

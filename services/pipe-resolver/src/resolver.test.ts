@@ -4,9 +4,16 @@
 // it answers. The kubelet is the test: it writes pod statuses by seeding.
 // The real exec, tar and RBAC are in e2e/scenarios/pipe-resolve.test.ts.
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { test } from "node:test";
-import { type Pipe, type PipeStrategy, pipeStrategies, pipes, type ResolutionRequest } from "@quarry/api";
+import {
+  clusterPipeStrategies,
+  type Pipe,
+  type PipeStrategy,
+  pipeStrategies,
+  pipes,
+  type ResolutionRequest,
+} from "@quarry/api";
 import { configMaps, FakeKubeClient, type KubeObject, secrets } from "@quarry/kube";
 import type { Logger, Span } from "@quarry/observability";
 import {
@@ -28,6 +35,11 @@ const CRT = "-----BEGIN CERTIFICATE-----\npublic\n-----END CERTIFICATE-----\n";
 const ENV = "# build settings\nMODE=release\nTOKEN=TOP-SECRET-TOKEN\n";
 const SECRETS = ["TOP-SECRET-KEY-MATERIAL", "TOP-SECRET-TOKEN"];
 const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
+/** The installation's digest key, as the fake Secret would hold it. */
+const DIGEST_KEY = Buffer.alloc(32, 7);
+const hmac = (s: string | Buffer) => createHmac("sha256", DIGEST_KEY).update(s).digest("hex");
+/** What every step's config allows unless a test says otherwise: the strategy's ServiceAccount. */
+const CONFIG = { "allowed-service-accounts": "pipes" };
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
 const RUN = { apiVersion: "tekton.dev/v1beta1", kind: "CustomRun", name: "run-1", uid: "uid-run-1" };
@@ -57,6 +69,12 @@ function strategy(): PipeStrategy {
     },
     spec: {
       params: [{ name: "cn" }, { name: "days", default: "365" }],
+      outputs: [
+        { path: "/out/tls.crt", kind: "ConfigMap" },
+        { path: "/out/build.env", kind: "ConfigMap" },
+        { path: "/out/ca.crt", kind: "ConfigMap" },
+        { path: "/out/tls.key", kind: "Secret" },
+      ],
       pod: {
         serviceAccountName: "pipes",
         volumes: [{ name: "out", emptyDir: {} }],
@@ -125,9 +143,14 @@ function setup(
   client.seed(pipes, pipe());
   const logs: string[] = [];
   const fake = new FakeFiles(files);
+  const keyReads: string[] = [];
   const resolver = new PipeResolver({
     lookup: cachedLookup(client, {}),
     files: fake,
+    digestKey: async () => {
+      keyReads.push("key");
+      return DIGEST_KEY;
+    },
     now: () => now,
     self: { namespace: "quarry-system", serviceAccount: "quarry-pipe-resolver" },
   });
@@ -136,6 +159,7 @@ function setup(
     files: fake,
     resolver,
     logs,
+    keyReads,
     advance: (ms: number) => {
       now += ms;
     },
@@ -172,7 +196,13 @@ interface StepResult {
 /** One resolve step, as the SDK runs it: children from the (fake) cache, writes recorded. */
 async function step(
   h: Harness,
-  opts: { request?: ResolutionRequest; params?: Params; cacheLag?: boolean; namespace?: string } = {},
+  opts: {
+    request?: ResolutionRequest;
+    params?: Params;
+    cacheLag?: boolean;
+    namespace?: string;
+    config?: Record<string, string>;
+  } = {},
 ): Promise<StepResult> {
   const request = opts.request ?? REQUEST;
   const uid = request.metadata.uid ?? "";
@@ -189,7 +219,7 @@ async function step(
     url: undefined,
     request,
     attempt: 1,
-    config: {},
+    config: opts.config ?? CONFIG,
     log: logger(h.logs),
     span: { setAttribute: () => undefined } as unknown as Span,
     client: h.client,
@@ -222,7 +252,7 @@ const STATUS_DATA = [
   "- key: tls-key",
   "  kind: Secret",
   `  name: ${OUT.key}`,
-  `  sha256: ${sha(KEY)}`,
+  `  hmacSha256: ${hmac(KEY)}`,
   "- key: tls-crt",
   "  kind: ConfigMap",
   `  name: ${OUT.crt}`,
@@ -594,7 +624,7 @@ test("failures before the pod: bad requests, missing objects, the resolver's own
 test("replays: whatever a crashed step left, no output is made twice or overwritten", async () => {
   const receiptWith = (
     state: string,
-    results: { key: string; kind: string; name: string; sha256: string }[],
+    results: { key: string; kind: string; name: string; sha256?: string; hmacSha256?: string }[],
   ) => ({
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -614,7 +644,7 @@ test("replays: whatever a crashed step left, no output is made twice or overwrit
     },
     data: { state, "results.json": JSON.stringify(results) },
   });
-  const secretDone = { key: "tls-key", kind: "Secret", name: OUT.key, sha256: sha(KEY) };
+  const secretDone = { key: "tls-key", kind: "Secret", name: OUT.key, hmacSha256: hmac(KEY) };
   const crtDone = { key: "tls-crt", kind: "ConfigMap", name: OUT.crt, sha256: sha(CRT) };
   const outputs = (h: Harness) => ({
     secret: (data: string) =>
@@ -699,10 +729,13 @@ test("replays: whatever a crashed step left, no output is made twice or overwrit
       name: "the pod was made again after the Secret was stored: its new key is not stored over the old",
       given: (h) => {
         outputs(h).secret("an older key");
-        h.client.seed(configMaps, receiptWith("storing", [{ ...secretDone, sha256: sha("an older key") }]));
+        h.client.seed(
+          configMaps,
+          receiptWith("storing", [{ ...secretDone, hmacSha256: hmac("an older key") }]),
+        );
       },
       writes: [`delete pods ${POD}`],
-      error: new RegExp(`^Secret "${OUT.key}" was stored for this request from a file with another SHA-256`),
+      error: new RegExp(`^Secret "${OUT.key}" was stored for this request from a file with another digest`),
     },
     {
       name: "someone else's ConfigMap under the output's name",
@@ -767,6 +800,9 @@ test("the cache lags the pod just made: 409 means it is there, no second pod", a
 
 test("a request with its own strategy and files (no Pipe): the strategy's name stands for the pipe", async () => {
   const h = setup({ "/out/ca.crt": CRT });
+  const s = strategy();
+  s.spec.allowInlineFiles = true;
+  h.client.seed(pipeStrategies, s);
   const request: ResolutionRequest = { ...REQUEST, metadata: { ...REQUEST.metadata, ownerReferences: [] } };
   const params = {
     strategy: "openssl",
@@ -793,8 +829,178 @@ test("the resolver's declarations: per request, no kind check, pods watched by l
   assert.equal(r.perRequest, true);
   assert.equal(r.checksKind, false);
   assert.deepEqual(r.watches, [
-    { resource: pods, labelSelector: "app.kubernetes.io/managed-by=quarry,quarry.dev/pipe" },
+    {
+      resource: pods,
+      labelSelector: "app.kubernetes.io/managed-by=quarry,quarry.dev/pipe",
+      perNamespace: true,
+    },
   ]);
   assert.throws(() => r.validateConfig({ "pending-timeout": "later" }), /pending-timeout/);
   r.validateConfig({ "pending-timeout": "5m" });
+});
+
+test("policy refusals come before the pod: Forbidden naming the field, nothing written", async () => {
+  type Strategy = PipeStrategy & { spec: { allowedNamespaces?: string[] } };
+  const withStrategy = (h: Harness, change: (s: Strategy) => void, kind = "PipeStrategy") => {
+    const s = strategy() as Strategy;
+    change(s);
+    if (kind === "ClusterPipeStrategy") {
+      h.client.seed(clusterPipeStrategies, { ...s, kind, metadata: { name: "openssl" } });
+      h.client.seed(pipes, { ...pipe(), spec: { ...pipe().spec, strategy: { kind, name: "openssl" } } });
+    } else h.client.seed(pipeStrategies, s);
+  };
+  const inline = (files: string, kind = "PipeStrategy") => ({
+    strategy: "openssl",
+    strategyKind: kind,
+    files,
+    cn: "x",
+  });
+  const cases: {
+    name: string;
+    given?: (h: Harness) => void;
+    params?: Params;
+    config?: Record<string, string>;
+    message: RegExp;
+  }[] = [
+    {
+      name: "a Pipe stores the strategy's Secret as a ConfigMap",
+      given: (h) => {
+        const p = pipe();
+        p.spec.pipe[0]!.kind = "ConfigMap";
+        h.client.seed(pipes, p);
+      },
+      message:
+        /^Pipe "gencert": spec.pipe\[0\].kind is ConfigMap, but PipeStrategy "openssl" declares "\/out\/tls.key" a Secret \(spec.outputs\[3\]\): it may be stored only as a Secret$/,
+    },
+    {
+      name: "a request's own files store the key as a ConfigMap",
+      given: (h) => withStrategy(h, (s) => (s.spec.allowInlineFiles = true)),
+      params: inline("[{file: /out/tls.key, kind: ConfigMap, key: k}]"),
+      message:
+        /^request: param "files"\[0\].kind is ConfigMap, but PipeStrategy "openssl" declares "\/out\/tls.key" a Secret/,
+    },
+    {
+      name: "a file the strategy does not declare, as a ConfigMap",
+      given: (h) => withStrategy(h, (s) => (s.spec.outputs = [])),
+      message:
+        /spec.pipe\[1\].kind is ConfigMap, but PipeStrategy "openssl" does not declare "\/out\/tls.crt" a ConfigMap output/,
+    },
+    {
+      name: "a request's own files where the strategy does not allow them",
+      params: inline("[{file: /out/tls.key, kind: Secret, key: k}]"),
+      message: /^param "files": PipeStrategy "openssl" does not allow a request to name its own files/,
+    },
+    {
+      name: "a fixed param overridden",
+      given: (h) => {
+        const p = pipe();
+        p.spec.params = [{ name: "cn", value: "api.team-a.svc", fixed: true }];
+        h.client.seed(pipes, p);
+      },
+      params: { pipe: "gencert", cn: "evil.example" },
+      message:
+        /^param "cn" is fixed by Pipe "gencert" \(spec.params\[0\].fixed\); a request may not give it another value$/,
+    },
+    {
+      name: "a ClusterPipeStrategy that does not name the namespace",
+      given: (h) => withStrategy(h, (s) => (s.spec.allowedNamespaces = ["team-b"]), "ClusterPipeStrategy"),
+      message:
+        /^ClusterPipeStrategy "openssl" may not be used from namespace "team-a": its spec.allowedNamespaces does not match it$/,
+    },
+    {
+      name: "a ClusterPipeStrategy that names none",
+      given: (h) => withStrategy(h, () => undefined, "ClusterPipeStrategy"),
+      message:
+        /^ClusterPipeStrategy "openssl" may not be used from namespace "team-a": its spec.allowedNamespaces is empty/,
+    },
+    {
+      name: "privileged",
+      given: (h) =>
+        withStrategy(h, (s) => (s.spec.pod.initContainers![0]!.securityContext = { privileged: true })),
+      message:
+        /^PipeStrategy "openssl": the pipe resolver's pod policy refuses spec.pod.initContainers\[0\].securityContext.privileged \(a privileged container; pod-policy-allow: privileged would allow it\)/,
+    },
+    {
+      name: "hostPath",
+      given: (h) =>
+        withStrategy(h, (s) => s.spec.pod.volumes!.push({ name: "node", hostPath: { path: "/" } })),
+      message: /refuses spec.pod.volumes\[1\].hostPath \(a directory of the node; pod-policy-allow: hostPath/,
+    },
+    {
+      name: "hostNetwork in the strategy (the operator's host-network is not the strategy's)",
+      given: (h) => withStrategy(h, (s) => (s.spec.pod.hostNetwork = true)),
+      config: { ...CONFIG, "host-network": "true" },
+      message: /refuses spec.pod.hostNetwork \(a host namespace; pod-policy-allow: hostNetwork/,
+    },
+    {
+      name: "a ServiceAccount the operator did not allow",
+      config: {},
+      message:
+        /refuses spec.pod.serviceAccountName \(ServiceAccount "pipes"; allowed-service-accounts would allow it\)/,
+    },
+  ];
+  for (const c of cases) {
+    const h = setup();
+    c.given?.(h);
+    const got = await step(h, { params: c.params, config: c.config });
+    assert.equal(got.error?.reason, "Forbidden", `${c.name}: ${JSON.stringify(got)}`);
+    assert.match(got.error?.message ?? "", c.message, c.name);
+    assert.deepEqual(got.writes, [], `${c.name}: no pod, no output`);
+  }
+
+  // what the strategy, the Pipe and the operator allow goes through to the pod
+  const allowed: {
+    name: string;
+    given: (h: Harness) => void;
+    params?: Params;
+    config?: Record<string, string>;
+  }[] = [
+    {
+      name: "a ClusterPipeStrategy that names the namespace by glob",
+      given: (h) => withStrategy(h, (s) => (s.spec.allowedNamespaces = ["team-*"]), "ClusterPipeStrategy"),
+    },
+    {
+      name: "a fixed param given its own value",
+      given: (h) => {
+        const p = pipe();
+        p.spec.params = [{ name: "cn", value: "api.team-a.svc", fixed: true }];
+        h.client.seed(pipes, p);
+      },
+      params: { pipe: "gencert", cn: "api.team-a.svc" },
+    },
+    {
+      name: "privileged and hostPath where the operator allows them",
+      given: (h) =>
+        withStrategy(h, (s) => {
+          s.spec.pod.initContainers![0]!.securityContext = { privileged: true };
+          s.spec.pod.volumes!.push({ name: "node", hostPath: { path: "/" } });
+        }),
+      config: { ...CONFIG, "pod-policy-allow": "privileged,hostPath" },
+    },
+    { name: "every ServiceAccount", given: () => undefined, config: { "allowed-service-accounts": "*" } },
+  ];
+  for (const c of allowed) {
+    const h = setup();
+    c.given(h);
+    const got = await step(h, { params: c.params, config: c.config });
+    assert.deepEqual(got.writes, [`create pods ${POD}`], `${c.name}: ${JSON.stringify(got)}`);
+  }
+});
+
+test("the digest key is read only when a pipe stores a Secret", async () => {
+  const h = setup();
+  await step(h);
+  h.kubelet(READY);
+  await step(h);
+  assert.deepEqual(h.keyReads, ["key"]);
+
+  const onlyConfigMaps = setup();
+  const p = pipe();
+  p.spec.pipe = p.spec.pipe.filter((e) => e.kind === "ConfigMap");
+  onlyConfigMaps.client.seed(pipes, p);
+  await step(onlyConfigMaps);
+  onlyConfigMaps.kubelet(READY);
+  const got = await step(onlyConfigMaps);
+  assert.match(resolvedText(got), /sha256: /);
+  assert.deepEqual(onlyConfigMaps.keyReads, []);
 });

@@ -3,8 +3,10 @@
 // runs for minutes never holds a worker:
 //
 //   load the Pipe and its strategy (or the request's strategy and files) and
-//   check them; build the pod (deterministic: the same request always gets the
-//   same pod, by name)
+//   check them: KEP-17's rules, then what the strategy and Pipe allow (the
+//   namespace, a request's own files, output kinds, fixed params:
+//   strategy-policy.ts) and the operator's pod policy (pod-policy.ts); build
+//   the pod (deterministic: the same request always gets the same pod, by name)
 //   → the receipt says every output is stored: delete the pod, answer
 //   → no pod: create it (409: it is already there), pending
 //   → pod not ready: pending (woken by its events, or at the pending-timeout),
@@ -38,6 +40,7 @@ import {
 } from "@quarry/resolver-sdk";
 import { type PipeConfig, parsePipeConfig, pipeConfig } from "./config.ts";
 import type { PodFileReader, PodRef } from "./copy.ts";
+import type { DigestKeySource } from "./digest.ts";
 import { type FileToCopy, MAX_PIPE_FILE_BYTES } from "./files.ts";
 import { podName, type RequestIdentity } from "./names.ts";
 import {
@@ -53,6 +56,7 @@ import {
   statusData,
 } from "./objects.ts";
 import { buildPod } from "./pod.ts";
+import { checkPodPolicy, podPolicyMessage } from "./pod-policy.ts";
 import { type PodLike, podProgress } from "./pod-state.ts";
 import {
   type Receipt,
@@ -65,6 +69,7 @@ import {
 } from "./receipt.ts";
 import { mergeParams, readRequest } from "./request.ts";
 import type { ObjectLookup } from "./sources.ts";
+import { checkFixedParams, checkInlineFiles, checkNamespace, checkOutputKinds } from "./strategy-policy.ts";
 import {
   type CheckedPipe,
   type CheckedStrategy,
@@ -90,6 +95,8 @@ const DELETING_RECHECK_MS = 5_000;
 export interface PipeResolverOptions {
   lookup: ObjectLookup;
   files: PodFileReader;
+  /** The key of Secret outputs' digests (digest.ts); read only when a pipe stores a Secret. */
+  digestKey: DigestKeySource;
   /** Clock for the pending-timeout (tests fix it). */
   now?: () => number;
   /** The resolver's own ServiceAccount: a pipe pod may never run as it. */
@@ -140,7 +147,11 @@ export class PipeResolver implements Resolver {
   readonly checksKind = false;
   /** The answer names objects made for this request: never cached nor shared. */
   readonly perRequest = true;
-  readonly watches = [{ resource: pods, labelSelector: POD_SELECTOR }];
+  /**
+   * Pipe pods, watched per request namespace: the resolver may read pods only where a namespace
+   * opted in (pipeNamespaceRules), never cluster-wide.
+   */
+  readonly watches = [{ resource: pods, labelSelector: POD_SELECTOR, perNamespace: true }];
   private readonly opts: PipeResolverOptions;
   private readonly now: () => number;
 
@@ -263,6 +274,11 @@ export class PipeResolver implements Resolver {
     const checkedStrategy = validateStrategy(strategyObj, ref.kind);
     if (!checkedStrategy.ok) fail(checkedStrategy);
     const strategy = checkedStrategy.strategy;
+    const refused = (f: PipeFailure | undefined) => {
+      if (f) fail(f);
+    };
+    refused(checkNamespace(strategy, namespace));
+    if ("inline" in read.source) refused(checkInlineFiles(strategy));
     const self = this.opts.self;
     const account = strategy.pod.serviceAccountName ?? strategy.pod.serviceAccount;
     if (self && namespace === self.namespace && account === self.serviceAccount)
@@ -271,9 +287,19 @@ export class PipeResolver implements Resolver {
         reason: QuarryReason.InvalidStrategy,
         message: `${ref.kind} ${q(ref.name)}: spec.pod may not run as the pipe resolver's own ServiceAccount ${q(self.serviceAccount)}`,
       });
+    // before the pod exists: a refused pod is never made, so it never runs
+    const violations = checkPodPolicy(strategy.pod, config.podPolicy, namespace);
+    if (violations.length > 0)
+      fail({
+        ok: false,
+        reason: QuarryReason.Forbidden,
+        message: podPolicyMessage(`${ref.kind} ${q(ref.name)}`, violations),
+      });
 
     const files = checkFiles(pipe, strategy, field, subject);
     if (!files.ok) fail(files);
+    refused(checkOutputKinds(pipe, strategy, field, subject));
+    refused(checkFixedParams(pipe, read.params, subject));
 
     const request: RequestIdentity = { namespace, name: ctx.name, uid: ctx.request.metadata.uid ?? "" };
     const built = buildPod({
@@ -377,6 +403,9 @@ export class PipeResolver implements Resolver {
     const target: PodRef = { namespace: ctx.namespace, pod: p.podName, container: WAIT_CONTAINER_NAME };
     const outputs: PipeOutput[] = [];
     const results: PipeResult[] = [];
+    const digestKey = p.files.some((f) => f.kind === "Secret")
+      ? await this.opts.digestKey(ctx.signal)
+      : undefined;
     for (const file of p.files) {
       const at = `${file.format} ${q(file.path)} (key ${q(file.key)})`;
       const read = await this.opts.files.read(target, file.path, {
@@ -419,7 +448,7 @@ export class PipeResolver implements Resolver {
         data: data.data,
       });
       outputs.push(out);
-      results.push(pipeResult(file, outputName(p.owner, p.pipeName, file.key), read.bytes));
+      results.push(pipeResult(file, outputName(p.owner, p.pipeName, file.key), read.bytes, digestKey));
     }
     return { outputs, results };
   }

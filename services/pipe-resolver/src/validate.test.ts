@@ -170,6 +170,48 @@ test("validateStrategy: each break of KEP-17's rules is InvalidStrategy, naming 
     ],
     ["no spec", { metadata: { name: "gencert" } }, `${p}spec is missing`],
     ["not an object", "gencert", 'PipeStrategy "": not an object with metadata.name'],
+    [
+      "outputs not a list",
+      { ...kep17Strategy(), spec: { ...kep17Strategy().spec, outputs: { path: "/tmp/a" } } },
+      `${p}spec.outputs must be a list of {path, kind}`,
+    ],
+    [
+      "an output without a path",
+      { ...kep17Strategy(), spec: { ...kep17Strategy().spec, outputs: [{ kind: "Secret" }] } },
+      `${p}spec.outputs[0] must have a path`,
+    ],
+    [
+      "an output path with ..",
+      {
+        ...kep17Strategy(),
+        spec: { ...kep17Strategy().spec, outputs: [{ path: "/tmp/../etc/passwd", kind: "ConfigMap" }] },
+      },
+      `${p}spec.outputs[0].path "/tmp/../etc/passwd" must be a clean path: no empty, '.' or '..' segments and no trailing '/'`,
+    ],
+    [
+      "an output of another kind",
+      { ...kep17Strategy(), spec: { ...kep17Strategy().spec, outputs: [{ path: "/tmp/a", kind: "Pod" }] } },
+      `${p}spec.outputs[0].kind is "Pod"; use Secret or ConfigMap`,
+    ],
+    [
+      "a path declared twice",
+      {
+        ...kep17Strategy(),
+        spec: {
+          ...kep17Strategy().spec,
+          outputs: [
+            { path: "/tmp/a", kind: "ConfigMap" },
+            { path: "/tmp/a", kind: "Secret" },
+          ],
+        },
+      },
+      `${p}spec.outputs[1].path "/tmp/a" is also the path of spec.outputs[0]`,
+    ],
+    [
+      "allowInlineFiles not a boolean",
+      { ...kep17Strategy(), spec: { ...kep17Strategy().spec, allowInlineFiles: "yes" } },
+      `${p}spec.allowInlineFiles must be true or false`,
+    ],
   ];
   for (const [name, obj, message] of cases) {
     assert.deepEqual(
@@ -177,6 +219,58 @@ test("validateStrategy: each break of KEP-17's rules is InvalidStrategy, naming 
       { ok: false, reason: "InvalidStrategy", message },
       name,
     );
+  }
+});
+
+test("validateStrategy: outputs by path, allowInlineFiles, and a ClusterPipeStrategy's allowedNamespaces", () => {
+  const s = kep17Strategy();
+  const plain = checked();
+  assert.deepEqual([...plain.outputs], []);
+  assert.equal(plain.allowInlineFiles, false);
+  assert.equal(plain.allowedNamespaces, undefined, "a PipeStrategy has none");
+  const spec = {
+    ...s.spec,
+    outputs: [
+      { path: "/tmp/tls.crt", kind: "ConfigMap" },
+      { path: "/tmp/MyKey.key", kind: "Secret" },
+    ],
+    allowInlineFiles: true,
+    allowedNamespaces: ["team-a", "shop-*"],
+  };
+  const cluster = validateStrategy({ ...s, kind: "ClusterPipeStrategy", spec }, "ClusterPipeStrategy");
+  assert.ok(cluster.ok);
+  assert.deepEqual(
+    [...cluster.strategy.outputs],
+    [
+      ["/tmp/tls.crt", { kind: "ConfigMap", index: 0 }],
+      ["/tmp/MyKey.key", { kind: "Secret", index: 1 }],
+    ],
+  );
+  assert.equal(cluster.strategy.allowInlineFiles, true);
+  assert.deepEqual(cluster.strategy.allowedNamespaces, ["team-a", "shop-*"]);
+  const none = validateStrategy({ ...s, spec: s.spec }, "ClusterPipeStrategy");
+  assert.ok(none.ok);
+  assert.deepEqual(none.strategy.allowedNamespaces, [], "unset: none");
+  const c = 'ClusterPipeStrategy "gencert": ';
+  const bad: [unknown, string][] = [
+    ["team-a", `${c}spec.allowedNamespaces must be a list of namespace names or globs`],
+    [
+      ["Team-A"],
+      `${c}spec.allowedNamespaces[0] "Team-A" must be a namespace name or a glob with * (^[a-z0-9*]([-a-z0-9*]*[a-z0-9*])?$)`,
+    ],
+    [["ok", "a/b"], `${c}spec.allowedNamespaces[1] "a/b" must be a namespace name or a glob with *`],
+    [["x".repeat(64)], `${c}spec.allowedNamespaces[0] "${"x".repeat(64)}" must be a namespace name`],
+  ];
+  for (const [allowed, message] of bad) {
+    const got = validateStrategy(
+      { ...s, spec: { ...s.spec, allowedNamespaces: allowed } },
+      "ClusterPipeStrategy",
+    );
+    assert.equal(got.ok, false, JSON.stringify(allowed));
+    if (!got.ok) {
+      assert.equal(got.reason, "InvalidStrategy");
+      assert.ok(got.message.startsWith(message), got.message);
+    }
   }
 });
 
@@ -188,6 +282,7 @@ test("validatePipe: a KEP-17 Pipe passes; bad references, params and entries fai
       name: "gencert",
       strategy: { kind: "PipeStrategy", name: "gencert" },
       params: [{ name: "cn", value: "example.com" }],
+      fixed: new Map(),
       entries: [
         { file: "/tmp/MyKey.key", kind: "Secret", key: "Mycertificate" },
         { envFile: "/tmp/build.env", kind: "ConfigMap", key: "env" },
@@ -229,6 +324,12 @@ test("validatePipe: a KEP-17 Pipe passes; bad references, params and entries fai
       withSpec({ params: [{ name: "a", value: 3 }] }),
       "InvalidParamType",
       `${p}spec.params[0] ("a") must be a string, an array of strings or an object of strings`,
+    ],
+    [
+      "fixed not a boolean",
+      withSpec({ params: [{ name: "a", value: "1", fixed: "yes" }] }),
+      "InvalidParamType",
+      `${p}spec.params[0].fixed ("a") must be true or false`,
     ],
     [
       "no entries",

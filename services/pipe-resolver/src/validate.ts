@@ -3,7 +3,8 @@
 // strategy and a Pipe as it reads them. Each failure is terminal, with a
 // specific reason and a message that names the object and the field:
 //
-//   InvalidStrategy   the pod breaks KEP-17's rules, or a param declaration is malformed
+//   InvalidStrategy   the pod breaks KEP-17's rules, or a param declaration, an output
+//                     declaration or allowedNamespaces is malformed
 //   InvalidPipe       a malformed strategy reference or pipe entry (path, key, kind,
 //                     duplicate keys), or a file outside the emptyDir
 //   DuplicateParam,   a Pipe's own param values are malformed
@@ -13,9 +14,11 @@
 // validateStrategy → checkFiles (the entries against the strategy's mount) →
 // pod.ts buildPod.
 import {
+  ALLOWED_NAMESPACE_PATTERN,
   CLUSTER_PIPE_STRATEGY_KIND,
   type Container,
   isParamValue,
+  MAX_NAMESPACE_LENGTH,
   MAX_PIPE_ENTRIES,
   MAX_PIPE_KEY_LENGTH,
   type Param,
@@ -56,6 +59,12 @@ export interface CheckedStrategy {
   pod: PodSpec;
   initContainer: Container;
   mount: EmptyDirMount;
+  /** spec.outputs by path: the kind the strategy declares and the entry's index (for messages). */
+  outputs: ReadonlyMap<string, { kind: PipeOutputKind; index: number }>;
+  /** spec.allowInlineFiles (default false). */
+  allowInlineFiles: boolean;
+  /** A ClusterPipeStrategy's spec.allowedNamespaces (none when unset); undefined for a PipeStrategy. */
+  allowedNamespaces?: readonly string[];
 }
 
 /** A Pipe that passed validatePipe (or a request's own files, read by request.ts). */
@@ -63,7 +72,10 @@ export interface CheckedPipe {
   /** The Pipe's name; for a request without a Pipe, the strategy's name. */
   name: string;
   strategy: PipeStrategyRef;
+  /** The Pipe's values, without their `fixed` marks. */
   params: Param[];
+  /** Params the Pipe fixes (spec.params[i].fixed), by name → i. Empty for a request's own files. */
+  fixed: ReadonlyMap<string, number>;
   entries: PipeEntry[];
 }
 
@@ -117,6 +129,16 @@ export function validateStrategy(obj: unknown, kind: PipeStrategyKind): Strategy
 
   const params = checkDeclarations(spec.params);
   if (typeof params === "string") return bad(params);
+  const outputs = checkOutputs(spec.outputs);
+  if (typeof outputs === "string") return bad(outputs);
+  if (spec.allowInlineFiles !== undefined && typeof spec.allowInlineFiles !== "boolean")
+    return bad("spec.allowInlineFiles must be true or false");
+  let allowedNamespaces: readonly string[] | undefined;
+  if (kind === CLUSTER_PIPE_STRATEGY_KIND) {
+    const allowed = checkAllowedNamespaces(spec.allowedNamespaces);
+    if (typeof allowed === "string") return bad(allowed);
+    allowedNamespaces = allowed;
+  }
 
   const inits = pod.initContainers;
   if (inits !== undefined && !Array.isArray(inits)) return bad("spec.pod.initContainers must be a list");
@@ -212,8 +234,42 @@ export function validateStrategy(obj: unknown, kind: PipeStrategyKind): Strategy
         mountPath: mount.mountPath,
         ...(typeof mount.subPath === "string" && mount.subPath !== "" ? { subPath: mount.subPath } : {}),
       },
+      outputs,
+      allowInlineFiles: spec.allowInlineFiles === true,
+      ...(allowedNamespaces !== undefined ? { allowedNamespaces } : {}),
     },
   };
+}
+
+/** spec.outputs by path, or a message naming the entry at fault (the CRD's rules, for clusters without it). */
+function checkOutputs(outputs: unknown): Map<string, { kind: PipeOutputKind; index: number }> | string {
+  const byPath = new Map<string, { kind: PipeOutputKind; index: number }>();
+  if (outputs === undefined) return byPath;
+  if (!Array.isArray(outputs)) return "spec.outputs must be a list of {path, kind}";
+  for (const [i, o] of outputs.entries()) {
+    const at = `spec.outputs[${i}]`;
+    if (!isRecord(o) || typeof o.path !== "string") return `${at} must have a path`;
+    const problem = pathProblem(o.path);
+    if (problem) return `${at}.path ${q(o.path)} ${problem}`;
+    if (!PIPE_OUTPUT_KINDS.includes(o.kind as PipeOutputKind))
+      return `${at}.kind is ${q(String(o.kind ?? ""))}; use Secret or ConfigMap`;
+    const earlier = byPath.get(o.path);
+    if (earlier) return `${at}.path ${q(o.path)} is also the path of spec.outputs[${earlier.index}]`;
+    byPath.set(o.path, { kind: o.kind as PipeOutputKind, index: i });
+  }
+  return byPath;
+}
+
+const ALLOWED_NAMESPACE = new RegExp(ALLOWED_NAMESPACE_PATTERN);
+
+/** A ClusterPipeStrategy's spec.allowedNamespaces (empty when unset), or a message naming the entry at fault. */
+function checkAllowedNamespaces(value: unknown): string[] | string {
+  if (value === undefined) return [];
+  if (!isStringArray(value)) return "spec.allowedNamespaces must be a list of namespace names or globs";
+  for (const [i, n] of value.entries())
+    if (n.length > MAX_NAMESPACE_LENGTH || !ALLOWED_NAMESPACE.test(n))
+      return `spec.allowedNamespaces[${i}] ${q(n.slice(0, 100))} must be a namespace name or a glob with * (${ALLOWED_NAMESPACE_PATTERN})`;
+  return value;
 }
 
 /** The declarations, or a message naming the one at fault. Defaults and types are resolveParams' to check. */
@@ -256,6 +312,17 @@ export function validatePipe(obj: unknown): PipeResult {
 
   const params = checkParamValues(spec.params, "spec.params");
   if (!Array.isArray(params)) return { ...params, message: prefix + params.message };
+  const fixed = new Map<string, number>();
+  for (const [i, p] of params.entries()) {
+    const mark = (p as Param & { fixed?: unknown }).fixed;
+    if (mark !== undefined && typeof mark !== "boolean")
+      return {
+        ok: false,
+        reason: QuarryReason.InvalidParamType,
+        message: `${prefix}spec.params[${i}].fixed (${q(p.name)}) must be true or false`,
+      };
+    if (mark === true) fixed.set(p.name, i);
+  }
 
   const entries = validatePipeEntries(spec.pipe, "spec.pipe");
   if (!entries.ok) return { ...entries, message: prefix + entries.message };
@@ -264,7 +331,8 @@ export function validatePipe(obj: unknown): PipeResult {
     pipe: {
       name,
       strategy: { kind: ref.kind as PipeStrategyKind, name: ref.name },
-      params,
+      params: params.map((p) => ({ name: p.name, value: p.value })),
+      fixed,
       entries: entries.entries,
     },
   };

@@ -4,6 +4,7 @@
 import { clusterPipeStrategies, pipeStrategies, pipes } from "@quarry/api";
 import { type KubeObject, RestKubeClient, type ServiceRuntime } from "@quarry/kube";
 import { type ExecFn, TarPodFileReader } from "./copy.ts";
+import { installationDigestKey } from "./digest.ts";
 import { PipeResolver } from "./resolver.ts";
 import { cachedLookup } from "./sources.ts";
 import { webSocketExec } from "./ws-exec.ts";
@@ -36,6 +37,8 @@ export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
   return new PipeResolver({
     lookup,
     files: new TarPodFileReader(podExec(client)),
+    // Secret <system namespace>/pipe-resolver-digest-key, the one Secret the resolver may read
+    digestKey: installationDigestKey(client, runtime.settings.systemNamespace),
     self: {
       namespace: runtime.settings.systemNamespace,
       // the chart sets it from the downward API (spec.serviceAccountName)

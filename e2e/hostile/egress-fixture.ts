@@ -1,0 +1,149 @@
+// The hostile world's egress part (rows in cases-egress.ts): the git and
+// bundle resolvers get `blocked-networks: default, 127.0.0.1/32` (the world's
+// git server and registry listen on 127.0.0.2, so only the traps are on
+// 127.0.0.1); capture servers on 127.0.0.1 (blocked: reached by a name that
+// resolves there, `localhost`) and on 127.0.0.3 (another origin); a git
+// server that redirects to that other origin; and a registry whose Bearer
+// realm names the blocked address. After the sweep (egressCaptureTest) no
+// capture server has seen a single connection.
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import { applyObject } from "@quarry/devcluster/apply";
+import { configMaps, isApiError, type KubeObject } from "@quarry/kube";
+import type { Scenario } from "../harness/scenario.ts";
+import type { HostileWorld } from "./fixture.ts";
+
+/** What the resolvers of the hostile world may not connect to, besides the default list. */
+export const HOSTILE_BLOCKED_NETWORKS = "default, 127.0.0.1/32";
+/** Where the world's real git server and registry listen (not blocked). */
+export const SOURCE_ADDRESS = "127.0.0.2";
+
+/** What the egress rows need from the world. */
+export interface EgressCtx {
+  /** http://localhost:PORT/x.git: localhost resolves to 127.0.0.1, where a capture server listens. */
+  blockedNameUrl: string;
+  /** http://127.0.0.2:PORT/x.git, answering 302 to a capture server on 127.0.0.3. */
+  crossOriginRedirectUrl: string;
+  /** A bundle on a registry (127.0.0.2) whose Bearer realm is http://localhost:PORT/token (a capture). */
+  blockedRealmBundle: string;
+}
+
+interface Listener {
+  readonly name: string;
+  readonly origin: string;
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+export interface EgressWorld {
+  ctx: EgressCtx;
+  /** Servers no resolver may ever reach. */
+  captures: Listener[];
+  dispose(): Promise<void>;
+}
+
+async function listen(
+  name: string,
+  address: string,
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Listener> {
+  let connections = 0;
+  const server: Server = createServer(answer);
+  server.on("connection", () => {
+    connections++;
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, address, () => resolve());
+  });
+  const origin = `http://${address}:${(server.address() as AddressInfo).port}`;
+  return {
+    name,
+    origin,
+    get connections() {
+      return connections;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Starts the traps and merges blocked-networks into git-resolver-config and
+ * bundleresolver-config (whatever else they hold stays). Call before those resolvers start.
+ */
+export async function startEgressWorld(scn: Scenario): Promise<EgressWorld> {
+  const all: Listener[] = [];
+  const dispose = async () => {
+    await Promise.all(all.map((l) => l.close()));
+  };
+  try {
+    const capture = (_req: IncomingMessage, res: ServerResponse) =>
+      res.writeHead(401, { "www-authenticate": 'Basic realm="capture"' }).end();
+    const gitTrap = await listen("git capture on 127.0.0.1", "127.0.0.1", capture);
+    const realmTrap = await listen("token realm capture on 127.0.0.1", "127.0.0.1", capture);
+    const otherOrigin = await listen("other origin on 127.0.0.3", "127.0.0.3", capture);
+    const redirector = await listen("redirecting git server", SOURCE_ADDRESS, (_req, res) =>
+      res.writeHead(302, { location: `${otherOrigin.origin}/x.git/info/refs?service=git-upload-pack` }).end(),
+    );
+    const realmPort = new URL(realmTrap.origin).port;
+    const registry = await listen("registry with a blocked realm", SOURCE_ADDRESS, (_req, res) =>
+      res
+        .writeHead(401, {
+          "www-authenticate": `Bearer realm="http://localhost:${realmPort}/token",service="hostile"`,
+          "content-type": "application/json",
+        })
+        .end('{"errors":[{"code":"UNAUTHORIZED"}]}'),
+    );
+    all.push(gitTrap, realmTrap, otherOrigin, redirector, registry);
+    for (const name of ["git-resolver-config", "bundleresolver-config"])
+      await mergeConfig(scn, name, { "blocked-networks": HOSTILE_BLOCKED_NETWORKS });
+    return {
+      ctx: {
+        blockedNameUrl: `http://localhost:${new URL(gitTrap.origin).port}/x.git`,
+        crossOriginRedirectUrl: `${redirector.origin}/x.git`,
+        blockedRealmBundle: `${new URL(registry.origin).host}/hostile/realm:v1`,
+      },
+      captures: [gitTrap, realmTrap, otherOrigin],
+      dispose,
+    };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
+
+async function mergeConfig(scn: Scenario, name: string, data: Record<string, string>): Promise<void> {
+  let current: Record<string, string> = {};
+  try {
+    const cm = await scn.admin.get<KubeObject & { data?: Record<string, string> }>(
+      configMaps,
+      scn.namespace,
+      name,
+    );
+    current = cm.data ?? {};
+  } catch (err) {
+    if (!isApiError(err, 404)) throw err;
+  }
+  await applyObject(scn.admin, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: scn.namespace },
+    data: { ...current, ...data },
+  });
+}
+
+/** After the sweep: the blocked address and the other origin were never connected to. */
+export function egressCaptureTest(world: () => HostileWorld): void {
+  test("no resolver connected to a blocked address or followed a redirect to another origin", () => {
+    const contacted = world()
+      .egress.captures.filter((c) => c.connections > 0)
+      .map((c) => `${c.name} (${c.origin}): ${c.connections} connections`);
+    assert.deepEqual(contacted, []);
+  });
+}
