@@ -36,3 +36,27 @@ test("remoteEnv: the proxy only when one applies, the CA file for the server and
   assert.equal(via.GIT_SSL_CAINFO, "/tmp/ca.pem");
   assert.equal(via.GIT_PROXY_SSL_CAINFO, "/tmp/ca.pem");
 });
+
+test("remoteEnv: git follows no redirect, and is pinned to the checked addresses when given", () => {
+  const config = (env: Record<string, string>) =>
+    Object.fromEntries(
+      Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => [
+        env[`GIT_CONFIG_KEY_${i}`],
+        env[`GIT_CONFIG_VALUE_${i}`],
+      ]),
+    );
+  assert.deepEqual(config(remoteEnv("https://h/x.git", {})), { "http.followRedirects": "false" });
+  assert.deepEqual(
+    config(
+      remoteEnv("https://h/x.git", {
+        resolve: "h:443:192.0.2.7,[2001:db8::7]",
+        auth: { username: "git", token: "t" },
+      }),
+    ),
+    {
+      "http.followRedirects": "false",
+      "http.curloptResolve": "h:443:192.0.2.7,[2001:db8::7]",
+      "http.https://h/x.git.extraHeader": `Authorization: Basic ${Buffer.from("git:t").toString("base64")}`,
+    },
+  );
+});
