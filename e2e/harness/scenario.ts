@@ -15,6 +15,7 @@ import type { KubeClient } from "@quarry/kube";
 import { sharedControlPlane } from "./env.ts";
 
 export {
+  mergeConfig,
   newRequest,
   type Scenario,
   type StartAs,

@@ -7,8 +7,10 @@ import type { RunInput } from "@quarry/devcluster/runs";
 import { CREDENTIAL_CASES, unusableToken } from "./cases-credentials.ts";
 import { EGRESS_CASES } from "./cases-egress.ts";
 import { PIPE_POLICY_CASES } from "./cases-pipe.ts";
+import { REALM_CASES } from "./cases-realm.ts";
 import type { CredentialCtx } from "./credentials-fixture.ts";
 import type { EgressCtx } from "./egress-fixture.ts";
+import type { RealmCtx } from "./realm-fixture.ts";
 
 export type Target = "git" | "bundles" | "cluster" | "pipe" | "lifecycle" | "run";
 
@@ -27,6 +29,8 @@ export interface Ctx {
   credentials: CredentialCtx;
   /** A blocked name, a cross-origin redirect and a blocked token realm (cases-egress.ts). */
   egress: EgressCtx;
+  /** A registry whose token realm is on another host, and a pull Secret for it (cases-realm.ts). */
+  realm: RealmCtx;
   /** 127.0.0.2:PORT of the registry (127.0.0.1 is blocked: egress-fixture.ts). */
   registryHost: string;
   /** A good bundle holding task "build". */
@@ -752,4 +756,5 @@ export const CASES: readonly HostileCase[] = [
   ...CREDENTIAL_CASES,
   ...PIPE_POLICY_CASES,
   ...EGRESS_CASES,
+  ...REALM_CASES,
 ];

@@ -8,8 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { applyObject } from "@quarry/devcluster/apply";
 import type { GitServer } from "@quarry/devcluster/git-server";
-import { configMaps, isApiError, type KubeObject } from "@quarry/kube";
-import type { Scenario } from "../harness/scenario.ts";
+import { mergeConfig, type Scenario } from "../harness/scenario.ts";
 
 /** 127.0.0.3: neither the git server's nor the registry's address, and never blocked for them. */
 export const CAPTURE_ADDRESS = "127.0.0.3";
@@ -114,24 +113,4 @@ export async function startCredentialWorld(scn: Scenario, server: GitServer): Pr
 
 function literalPattern(url: string): string {
   return url.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-async function mergeConfig(scn: Scenario, name: string, data: Record<string, string>): Promise<void> {
-  let current: Record<string, string> = {};
-  try {
-    const cm = await scn.admin.get<KubeObject & { data?: Record<string, string> }>(
-      configMaps,
-      scn.namespace,
-      name,
-    );
-    current = cm.data ?? {};
-  } catch (err) {
-    if (!isApiError(err, 404)) throw err;
-  }
-  await applyObject(scn.admin, {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name, namespace: scn.namespace },
-    data: { ...current, ...data },
-  });
 }

@@ -10,9 +10,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { applyObject } from "@quarry/devcluster/apply";
-import { configMaps, isApiError, type KubeObject } from "@quarry/kube";
-import type { Scenario } from "../harness/scenario.ts";
+import { mergeConfig, type Scenario } from "../harness/scenario.ts";
 import type { HostileWorld } from "./fixture.ts";
 
 /** What the resolvers of the hostile world may not connect to, besides the default list. */
@@ -116,26 +114,6 @@ export async function startEgressWorld(scn: Scenario): Promise<EgressWorld> {
     await dispose();
     throw err;
   }
-}
-
-async function mergeConfig(scn: Scenario, name: string, data: Record<string, string>): Promise<void> {
-  let current: Record<string, string> = {};
-  try {
-    const cm = await scn.admin.get<KubeObject & { data?: Record<string, string> }>(
-      configMaps,
-      scn.namespace,
-      name,
-    );
-    current = cm.data ?? {};
-  } catch (err) {
-    if (!isApiError(err, 404)) throw err;
-  }
-  await applyObject(scn.admin, {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name, namespace: scn.namespace },
-    data: { ...current, ...data },
-  });
 }
 
 /** After the sweep: the blocked address and the other origin were never connected to. */

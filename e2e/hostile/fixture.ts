@@ -24,6 +24,7 @@ import type { Ctx } from "./cases.ts";
 import { type CredentialWorld, startCredentialWorld } from "./credentials-fixture.ts";
 import { type EgressWorld, SOURCE_ADDRESS, startEgressWorld } from "./egress-fixture.ts";
 import { startPipePolicyWorld } from "./pipe-fixture.ts";
+import { type RealmWorld, startRealmWorld } from "./realm-fixture.ts";
 
 /** Strings that must never appear in a status, an Event or a log. */
 export const SECRETS = {
@@ -35,6 +36,8 @@ export const SECRETS = {
   urlPassword: "hostile-url-password-93be5a",
   /** A token in a Secret of another namespace, which no request may read. */
   otherNamespaceToken: "hostile-other-ns-token-51e0c7",
+  /** The password in pull Secret realm-pull, for a registry whose token realm is on another host. */
+  registryPassword: "hostile-registry-password-2d8e64",
 } as const;
 
 /**
@@ -70,6 +73,8 @@ export interface HostileWorld {
   credentials: CredentialWorld;
   /** Traps of the egress rows (cases-egress.ts). */
   egress: EgressWorld;
+  /** The registry with an unbound token realm (cases-realm.ts). */
+  realm: RealmWorld;
   dispose(): Promise<void>;
 }
 
@@ -80,6 +85,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
   let registry: Registry | undefined;
   let credentials: CredentialWorld | undefined;
   let egress: EgressWorld | undefined;
+  let realm: RealmWorld | undefined;
   let disposePipePolicy: (() => Promise<void>) | undefined;
   const cacheDir = mkdtempSync(join(tmpdir(), "quarry-e2e-hostile-cache-"));
   const dispose = async () => {
@@ -89,6 +95,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
     await registry?.dispose();
     await credentials?.dispose();
     await egress?.dispose();
+    await realm?.dispose();
     await disposePipePolicy?.();
     rmSync(cacheDir, { recursive: true, force: true });
   };
@@ -186,6 +193,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
     // merges its keys into git-resolver-config: keep it after any setConfig of that ConfigMap
     credentials = await startCredentialWorld(scn, server);
     egress = await startEgressWorld(scn);
+    realm = await startRealmWorld(scn, SECRETS.registryPassword);
     await scn.start("git-resolver", { QUARRY_GIT_CACHE_DIR: cacheDir });
     await scn.start("bundle-resolver");
     await scn.start("cluster-resolver");
@@ -201,10 +209,11 @@ export async function startHostileWorld(): Promise<HostileWorld> {
       privateUrl: server.url("team/private.git"),
       credentials: credentials.ctx,
       egress: egress.ctx,
+      realm: realm.ctx,
       registryHost: registry.host,
       bundle,
     };
-    return { scn, ctx, credentials, egress, dispose };
+    return { scn, ctx, credentials, egress, realm, dispose };
   } catch (err) {
     await dispose();
     throw err;

@@ -16,6 +16,7 @@ import { ADMISSION, CASES, type HostileCase, type Target } from "./cases.ts";
 import { credentialCaptureTest } from "./credentials-check.ts";
 import { egressCaptureTest } from "./egress-fixture.ts";
 import { GLOBAL_TIMEOUT, type HostileWorld, SECRETS, startHostileWorld } from "./fixture.ts";
+import { realmCaptureTest } from "./realm-fixture.ts";
 import { resolverStatusPolicyTest } from "./status-policy.ts";
 
 const LABELS: Record<Exclude<Target, "lifecycle" | "run">, Record<string, string>> = {
@@ -201,4 +202,5 @@ export function hostileSuite(full: boolean): void {
   resolverStatusPolicyTest(w);
   credentialCaptureTest(w);
   egressCaptureTest(w);
+  realmCaptureTest(w);
 }

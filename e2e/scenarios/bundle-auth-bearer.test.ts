@@ -12,6 +12,7 @@ import {
   resolveBundle,
   TASK_YAML,
   taskYaml,
+  tokenRealmHosts,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
 import { assertNoLeak } from "../harness/leaks.ts";
@@ -20,6 +21,8 @@ import { resolvedOk, succeeded } from "../harness/scenario.ts";
 const USER = { username: "puller", password: "e2e-bearer-s3cret-pw" };
 const bundles = useBundleScenario("bundle-bearer", {
   registry: { auth: "token", users: [USER] },
+  // the fixture's token server is on another port: without the pairing the credential is withheld
+  config: tokenRealmHosts,
   setup: async ({ scn, registry }) => {
     await tknBundlePush(registry.ref("private/task:v1"), [TASK_YAML, taskYaml("lint")], USER);
     await grantCredentialAccess(scn);

@@ -14,6 +14,7 @@ import {
   reasonOf,
   resolveBundle,
   TASK_YAML,
+  tokenRealmHosts,
   useBundleScenario,
 } from "../fixtures/bundle-scenario.ts";
 import { resolvedOk, succeeded } from "../harness/scenario.ts";
@@ -21,7 +22,7 @@ import { resolvedOk, succeeded } from "../harness/scenario.ts";
 const USER = { username: "puller", password: "e2e-sa-s3cret-pw" };
 const bundles = useBundleScenario("bundle-sa", {
   registry: { auth: "token", users: [USER], anonymousPull: false },
-  config: { "default-service-account": "pipelines" },
+  config: (registry) => ({ "default-service-account": "pipelines", ...tokenRealmHosts(registry) }),
   setup: async ({ scn, registry }) => {
     await tknBundlePush(registry.ref("private/task:v1"), [TASK_YAML], USER);
     await grantCredentialAccess(scn);

@@ -12,10 +12,18 @@ const open = useRegistry();
 const basic = useRegistry({ auth: "htpasswd" });
 const token = useRegistry({ auth: "token" });
 
+/** A client that may send credentials to the registry's token server (another port of 127.0.0.1). */
+function clientFor(registry: ReturnType<typeof open>): RegistryClient {
+  const realm = registry.token
+    ? [{ registry: registry.host, realm: new URL(registry.token.realm).host }]
+    : [];
+  return new RegistryClient({ tokenRealmHosts: () => realm });
+}
+
 async function pushAndRead(registry: ReturnType<typeof open>, creds = DEFAULT_USER) {
   const ref = registry.ref("team/task:v1");
   const { digest } = await tknBundlePush(ref, [TASK_YAML], registry.auth === "none" ? undefined : creds);
-  const client = new RegistryClient();
+  const client = clientFor(registry);
   const repo = parseReference(ref);
   const credential = registry.auth === "none" ? undefined : creds;
   registry.clearLog();
@@ -50,7 +58,7 @@ test("Basic auth (htpasswd) and Bearer auth (token realm) with the same credenti
   }
   const { repo } = await pushAndRead(token());
   await assert.rejects(
-    new RegistryClient().resolve(repo, "v1", {
+    clientFor(token()).resolve(repo, "v1", {
       credential: { username: DEFAULT_USER.username, password: "wrong" },
     }),
     (e: unknown) => e instanceof RegistryError && e.code === "unauthorized",

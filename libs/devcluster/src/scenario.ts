@@ -6,8 +6,8 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ResolutionRequest } from "@quarry/api";
-import type { KubeClient } from "@quarry/kube";
-import { RestKubeClient } from "@quarry/kube";
+import type { KubeClient, KubeObject } from "@quarry/kube";
+import { configMaps, isApiError, RestKubeClient } from "@quarry/kube";
 import { applyObject } from "./apply.ts";
 import {
   type ControlPlaneInfo,
@@ -134,6 +134,22 @@ export async function setConfig(scn: Scenario, name: string, data: Record<string
     metadata: { name, namespace: scn.namespace },
     data,
   });
+}
+
+/** Adds `data` to the scenario's ConfigMap `name` (made when missing), keeping its other keys. */
+export async function mergeConfig(scn: Scenario, name: string, data: Record<string, string>): Promise<void> {
+  let current: Record<string, string> = {};
+  try {
+    const cm = await scn.admin.get<KubeObject & { data?: Record<string, string> }>(
+      configMaps,
+      scn.namespace,
+      name,
+    );
+    current = cm.data ?? {};
+  } catch (err) {
+    if (!isApiError(err, 404)) throw err;
+  }
+  await setConfig(scn, name, { ...current, ...data });
 }
 
 export function setLifecycleConfig(scn: Scenario, data: Record<string, string>): Promise<void> {

@@ -110,11 +110,14 @@ test("bearer flow: one token request for many calls; the token is sent, never th
   assert.ok(toRegistry.every((s) => s.auth === undefined || s.auth === "Bearer tok-1"));
 });
 
-test("a plain-HTTP realm on a non-loopback host never receives credentials", async () => {
+test("a plain-HTTP realm on a non-loopback host never receives credentials, even when bound", async () => {
   handler = (_req, res) =>
     res.writeHead(401, { "www-authenticate": 'Bearer realm="http://auth.example.invalid/token"' }).end();
+  const bound = () => [{ registry: host, realm: "auth.example.invalid" }];
   await assert.rejects(
-    new RegistryClient().resolve(repo(), "v1", { credential: { username: "u", password: "p" } }),
+    new RegistryClient({ tokenRealmHosts: bound }).resolve(repo(), "v1", {
+      credential: { username: "u", password: "p" },
+    }),
     code("insecure"),
   );
 });

@@ -14,11 +14,17 @@
 // business: the bundle resolver passes the SDK's egressFetch, which checks
 // every connection (the token realm and a blob's storage host included)
 // against blocked-networks.
+//
+// The Basic credential goes to a token realm only when the realm is bound to
+// the registry (realm-binding.ts); any other realm is asked for a token
+// anonymously, so public repositories still pull and private ones fail with
+// the registry's own 401, whose message says the credential was withheld.
 import { createHash } from "node:crypto";
 import { type Challenge, parseChallenges } from "./challenge.ts";
 import type { BasicCredential } from "./docker-config.ts";
 import { parseRetryAfter, RegistryError } from "./errors.ts";
 import { type Descriptor, MANIFEST_ACCEPT, type Manifest, ManifestError, parseManifest } from "./manifest.ts";
+import { realmBinding, type TokenRealmPair } from "./realm-binding.ts";
 import { apiHost, type ImageReference, isDigest } from "./reference.ts";
 
 export type RepositoryRef = Pick<ImageReference, "registry" | "repository">;
@@ -26,6 +32,14 @@ export type RepositoryRef = Pick<ImageReference, "registry" | "repository">;
 export interface CallOptions {
   credential?: BasicCredential | undefined;
   signal?: AbortSignal | undefined;
+  /** Told each time a token is asked for without the credential because the realm is not bound to the registry. */
+  onCredentialWithheld?: ((withheld: WithheldCredential) => void) | undefined;
+}
+
+/** A credential kept from a token realm: the registry it is for and the realm's host[:port]. */
+export interface WithheldCredential {
+  registry: string;
+  realm: string;
 }
 
 /** How a request's redirects are followed (see the header). */
@@ -56,9 +70,17 @@ export interface OciRegistry {
 export interface RegistryClientOptions {
   /** Whether a host (host[:port]) may be reached over plain HTTP; loopback always may. Asked per call, so live config applies. */
   allowsPlainHttp?: (host: string) => boolean;
+  /** Registry → token realm pairings the operator allows besides the built-in rule (realm-binding.ts); asked per call. */
+  tokenRealmHosts?: () => readonly TokenRealmPair[];
   userAgent?: string;
   maxManifestBytes?: number;
   fetch?: typeof fetch;
+}
+
+/** The Authorization to send and, when the credential was kept from the realm, where from. */
+interface Auth {
+  header: string | undefined;
+  withheld?: WithheldCredential | undefined;
 }
 
 interface Token {
@@ -73,6 +95,7 @@ const MAX_TOKENS = 10_000;
 
 export class RegistryClient implements OciRegistry {
   private readonly allowsPlainHttp: (host: string) => boolean;
+  private readonly tokenRealmHosts: () => readonly TokenRealmPair[];
   private readonly userAgent: string;
   private readonly maxManifestBytes: number;
   private readonly fetch: typeof fetch;
@@ -83,6 +106,7 @@ export class RegistryClient implements OciRegistry {
 
   constructor(opts: RegistryClientOptions = {}) {
     this.allowsPlainHttp = opts.allowsPlainHttp ?? (() => false);
+    this.tokenRealmHosts = opts.tokenRealmHosts ?? (() => []);
     this.userAgent = opts.userAgent ?? "quarry-oci/0.1";
     this.maxManifestBytes = opts.maxManifestBytes ?? DEFAULT_MAX_MANIFEST;
     this.fetch = opts.fetch ?? globalThis.fetch;
@@ -200,17 +224,18 @@ export class RegistryClient implements OciRegistry {
       const res = await this.request(
         url,
         method,
-        { ...headers, ...(auth ? { authorization: auth } : {}) },
+        { ...headers, ...(auth.header ? { authorization: auth.header } : {}) },
         opts,
         rule,
       );
-      if (res.status !== 401 || attempt > 0) return this.check(repo, path, res, opts);
+      if (res.status !== 401 || attempt > 0) return this.check(repo, path, res, opts, auth.withheld);
       const challenge = pickChallenge(parseChallenges(res.headers.get("www-authenticate")));
       await res.body?.cancel();
-      if (!challenge) return this.check(repo, path, res, opts);
+      if (!challenge) return this.check(repo, path, res, opts, auth.withheld);
       this.challenges.set(repo.registry, challenge);
-      const next = await this.authorization(repo, opts, auth ?? "");
-      if (next === undefined || next === auth) return this.check(repo, path, res, opts);
+      const next = await this.authorization(repo, opts, auth.header ?? "");
+      if (next.header === undefined || next.header === auth.header)
+        return this.check(repo, path, res, opts, next.withheld);
       auth = next;
     }
   }
@@ -293,6 +318,7 @@ export class RegistryClient implements OciRegistry {
     path: string,
     res: Response,
     opts: CallOptions,
+    withheld: WithheldCredential | undefined,
   ): Promise<Response> {
     if (res.ok) return res;
     const text = res.status === 401 || res.status === 403 ? "" : await safeText(res);
@@ -300,12 +326,18 @@ export class RegistryClient implements OciRegistry {
     const status = res.status;
     if (status === 401) {
       await res.body?.cancel();
-      const who = opts.credential ? "refused the credentials" : "requires credentials (none were found)";
-      throw new RegistryError("unauthorized", `${what}: the registry ${who} (401)`, { status });
+      const who = withheld
+        ? "requires credentials"
+        : opts.credential
+          ? "refused the credentials"
+          : "requires credentials (none were found)";
+      throw new RegistryError("unauthorized", `${what}: the registry ${who} (401)${withheldHint(withheld)}`, {
+        status,
+      });
     }
     if (status === 403) {
       await res.body?.cancel();
-      throw new RegistryError("denied", `${what}: access denied (403)`, { status });
+      throw new RegistryError("denied", `${what}: access denied (403)${withheldHint(withheld)}`, { status });
     }
     if (status === 404)
       throw new RegistryError("not-found", `${what}: not found (404)${registryCode(text)}`, { status });
@@ -323,23 +355,37 @@ export class RegistryClient implements OciRegistry {
    * The Authorization header to send, or undefined for anonymous. `rejected` is
    * the header a 401 just refused: a cached token is reused unless it is that
    * one (so calls that raced to the same 401 share the token one of them got).
+   * A Bearer realm not bound to the registry gets no credential: the token is
+   * asked for anonymously and `withheld` says so.
    */
   private async authorization(
     repo: RepositoryRef,
     opts: CallOptions,
     rejected: string | undefined,
-  ): Promise<string | undefined> {
+  ): Promise<Auth> {
     const challenge = this.challenges.get(repo.registry);
-    if (!challenge) return undefined;
+    if (!challenge) return { header: undefined };
     if (challenge.scheme === "basic") {
-      return opts.credential ? basicHeader(opts.credential) : undefined;
+      return { header: opts.credential ? basicHeader(opts.credential) : undefined };
     }
-    const key = tokenKey(repo, opts.credential);
+    const realm = realmUrl(repo, challenge);
+    const bound =
+      opts.credential !== undefined &&
+      realmBinding({
+        registry: repo.registry,
+        registryScheme: this.schemeFor(apiHost(repo.registry)),
+        realm,
+        pairs: this.tokenRealmHosts(),
+      }) !== undefined;
+    const credential = bound ? opts.credential : undefined;
+    const withheld = opts.credential && !bound ? { registry: repo.registry, realm: realm.host } : undefined;
+    // a withheld credential shares the anonymous token: it is one
+    const key = tokenKey(repo, credential);
     const cached = this.tokens.get(key);
     if (cached && cached.expiresAt > Date.now() && `Bearer ${cached.value}` !== rejected)
-      return `Bearer ${cached.value}`;
-    const token = await this.fetchTokenOnce(key, repo, challenge, opts);
-    return `Bearer ${token.value}`;
+      return { header: `Bearer ${cached.value}`, withheld };
+    const token = await this.fetchTokenOnce(key, repo, challenge, realm, credential, opts, withheld);
+    return { header: `Bearer ${token.value}`, withheld };
   }
 
   /** One token request per (repository, credential) at a time, however many calls wait for it. */
@@ -347,28 +393,32 @@ export class RegistryClient implements OciRegistry {
     key: string,
     repo: RepositoryRef,
     challenge: Challenge,
+    realm: URL,
+    credential: BasicCredential | undefined,
     opts: CallOptions,
+    withheld: WithheldCredential | undefined,
   ): Promise<Token> {
     const inflight = this.tokenFlights.get(key);
     if (inflight) return inflight;
-    const p = this.fetchToken(repo, challenge, opts).finally(() => this.tokenFlights.delete(key));
+    const p = this.fetchToken(repo, challenge, realm, credential, opts, withheld).finally(() =>
+      this.tokenFlights.delete(key),
+    );
     this.tokenFlights.set(key, p);
     return p;
   }
 
-  private async fetchToken(repo: RepositoryRef, challenge: Challenge, opts: CallOptions): Promise<Token> {
-    const realm = challenge.params.realm;
-    if (!realm) throw new RegistryError("unauthorized", `${where(repo)}: bearer challenge without a realm`);
-    let url: URL;
-    try {
-      url = new URL(realm);
-    } catch {
-      throw new RegistryError(
-        "unauthorized",
-        `${where(repo)}: bearer realm ${JSON.stringify(realm)} is not a URL`,
-      );
-    }
-    if (url.protocol === "http:" && this.schemeFor(url.host) !== "http" && opts.credential) {
+  /** Asks the realm for a token with `credential` (only ever a bound one), or anonymously. */
+  private async fetchToken(
+    repo: RepositoryRef,
+    challenge: Challenge,
+    realm: URL,
+    credential: BasicCredential | undefined,
+    opts: CallOptions,
+    withheld: WithheldCredential | undefined,
+  ): Promise<Token> {
+    const url = new URL(realm);
+    if (withheld) opts.onCredentialWithheld?.(withheld);
+    if (url.protocol === "http:" && this.schemeFor(url.host) !== "http" && credential) {
       throw new RegistryError(
         "insecure",
         `${where(repo)}: token realm ${url.origin} is plain HTTP; refusing to send credentials there`,
@@ -377,7 +427,7 @@ export class RegistryClient implements OciRegistry {
     if (challenge.params.service) url.searchParams.set("service", challenge.params.service);
     url.searchParams.set("scope", `repository:${repo.repository}:pull`);
     const headers: Record<string, string> = { accept: "application/json" };
-    if (opts.credential) headers.authorization = basicHeader(opts.credential);
+    if (credential) headers.authorization = basicHeader(credential);
     let res: Response;
     try {
       // the realm is any host the registry names: the fetch checks its address like any other
@@ -394,7 +444,7 @@ export class RegistryClient implements OciRegistry {
       await res.body?.cancel();
       throw new RegistryError(
         "unauthorized",
-        `${where(repo)}: the token service refused ${opts.credential ? "the credentials" : "anonymous access"} (${res.status})`,
+        `${where(repo)}: the token service refused ${credential ? "the credentials" : "anonymous access"} (${res.status})${withheldHint(withheld)}`,
         { status: res.status },
       );
     }
@@ -404,9 +454,11 @@ export class RegistryClient implements OciRegistry {
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new RegistryError("unauthorized", `${where(repo)}: token service answered ${res.status}`, {
-        status: res.status,
-      });
+      throw new RegistryError(
+        "unauthorized",
+        `${where(repo)}: token service answered ${res.status}${withheldHint(withheld)}`,
+        { status: res.status },
+      );
     }
     let body: { token?: unknown; access_token?: unknown; expires_in?: unknown };
     try {
@@ -422,7 +474,7 @@ export class RegistryClient implements OciRegistry {
       typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_TTL_S;
     const token = { value, expiresAt: Date.now() + ttl * 1000 - TOKEN_EARLY_EXPIRY_MS };
     if (this.tokens.size >= MAX_TOKENS) this.pruneTokens();
-    this.tokens.set(tokenKey(repo, opts.credential), token);
+    this.tokens.set(tokenKey(repo, credential), token);
     return token;
   }
 
@@ -466,6 +518,27 @@ function unavailable(res: Response, message: string): RegistryError {
     status: res.status,
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   });
+}
+
+/** The Bearer challenge's realm as a URL; a challenge without a usable one cannot be answered. */
+function realmUrl(repo: RepositoryRef, challenge: Challenge): URL {
+  const realm = challenge.params.realm;
+  if (!realm) throw new RegistryError("unauthorized", `${where(repo)}: bearer challenge without a realm`);
+  try {
+    return new URL(realm);
+  } catch {
+    throw new RegistryError(
+      "unauthorized",
+      `${where(repo)}: bearer realm ${JSON.stringify(realm)} is not a URL`,
+    );
+  }
+}
+
+/** Why a request that had a credential was refused anyway: the realm was not bound to the registry. */
+function withheldHint(withheld: WithheldCredential | undefined): string {
+  return withheld
+    ? `; credentials for ${withheld.registry} were not sent to token realm ${withheld.realm} (not bound to it; see token-realm-hosts)`
+    : "";
 }
 
 function pickChallenge(challenges: Challenge[]): Challenge | undefined {

@@ -8,6 +8,7 @@ export {
   RegistryClient,
   type RegistryClientOptions,
   type RepositoryRef,
+  type WithheldCredential,
 } from "./client.ts";
 export { type BasicCredential, DockerConfigError, DockerCredentials } from "./docker-config.ts";
 export { parseRetryAfter, RegistryError, type RegistryErrorCode } from "./errors.ts";
@@ -22,6 +23,12 @@ export {
   type Platform,
   parseManifest,
 } from "./manifest.ts";
+export {
+  type RealmBinding,
+  type RealmBindingInput,
+  realmBinding,
+  type TokenRealmPair,
+} from "./realm-binding.ts";
 export {
   apiHost,
   DOCKER_HUB,

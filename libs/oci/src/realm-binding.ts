@@ -74,5 +74,8 @@ function pairMatches(pair: TokenRealmPair, registry: string, realm: URL): boolea
   }
   // a pair's realm without a port means the realm scheme's default port, never any port
   const got = endpoint(realm);
-  return want.hostname.replace(/\.$/, "") === got.hostname && (want.port || defaultPort(realm.protocol)) === got.port;
+  return (
+    want.hostname.replace(/\.$/, "") === got.hostname &&
+    (want.port || defaultPort(realm.protocol)) === got.port
+  );
 }

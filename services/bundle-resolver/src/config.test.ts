@@ -29,6 +29,18 @@ test("Tekton's keys and Quarry's keys", () => {
   assert.equal(c.blobCacheBytes, 16 * 1024 ** 2);
 });
 
+test("token-realm-hosts: registry=realm pairs, comma or newline separated, lower-cased", () => {
+  const c = parseBundleConfig({
+    "token-realm-hosts":
+      "# corp\nRegistry.Corp.Example:5000 = SSO.corp.example:8443, docker.io=login.example\n[::1]:5000=127.0.0.3",
+  });
+  assert.deepEqual(c.tokenRealmHosts, [
+    { registry: "registry.corp.example:5000", realm: "sso.corp.example:8443" },
+    { registry: "docker.io", realm: "login.example" },
+    { registry: "[::1]:5000", realm: "127.0.0.3" },
+  ]);
+});
+
 const bad: [Record<string, string>, string][] = [
   [{ "default-kind": "Task" }, "default-kind"],
   [{ "default-service-account": "a b" }, "default-service-account"],
@@ -37,6 +49,13 @@ const bad: [Record<string, string>, string][] = [
   [{ "allowed-repositories": "(" }, "allowed-repositories"],
   [{ "max-layer-size": "big" }, "max-layer-size"],
   [{ "blob-cache-size": "0" }, "blob-cache-size"],
+  [{ "token-realm-hosts": "sso.corp.example" }, "token-realm-hosts"],
+  [{ "token-realm-hosts": "reg.corp=https://sso.corp" }, "token-realm-hosts"],
+  [{ "token-realm-hosts": "reg.corp=sso.corp/token" }, "token-realm-hosts"],
+  [{ "token-realm-hosts": "reg.corp=*.corp" }, "token-realm-hosts"],
+  [{ "token-realm-hosts": "reg.corp=a=b" }, "token-realm-hosts"],
+  [{ "token-realm-hosts": "=sso.corp" }, "token-realm-hosts"],
+  [{ "token-realm-hosts": "reg.corp=sso.corp:99999" }, "token-realm-hosts"],
 ];
 for (const [data, key] of bad) {
   test(`bad ${key} throws ConfigError naming it`, () => {

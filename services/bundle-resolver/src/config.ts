@@ -4,6 +4,7 @@
 // The runtime's own keys (resolution-timeout, default-cache-mode, ...) share
 // the ConfigMap and are left to it.
 import { ConfigError, configDuration, configPatterns, parseSize } from "@quarry/kube";
+import type { TokenRealmPair } from "@quarry/oci";
 import { type Egress, parseEgress } from "@quarry/resolver-sdk";
 
 export const CONFIG_MAP_NAME = "bundleresolver-config";
@@ -14,6 +15,7 @@ export const KEYS = {
   fetchTimeout: "fetch-timeout",
   allowedRepositories: "allowed-repositories",
   insecureRegistries: "insecure-registries",
+  tokenRealmHosts: "token-realm-hosts",
   maxLayerSize: "max-layer-size",
   blobCacheSize: "blob-cache-size",
   // ca-bundle, proxy, no-proxy: the SDK's egress keys (libs/resolver-sdk egress.ts)
@@ -30,6 +32,11 @@ export interface BundleConfig {
   allowedRepositories: readonly RegExp[];
   /** Hosts (host[:port]) reachable over plain HTTP besides loopback. */
   insecureRegistries: ReadonlySet<string>;
+  /**
+   * registry=realm pairs: token realms a registry's pull credential may be sent to besides its own
+   * host and hosts under its parent domain (libs/oci realm-binding.ts).
+   */
+  tokenRealmHosts: readonly TokenRealmPair[];
   /** Largest layer blob fetched, and largest layer once decompressed. */
   maxLayerBytes: number;
   /** Budget of the digest-addressed manifest and layer cache. */
@@ -44,6 +51,7 @@ export const defaultBundleConfig: BundleConfig = {
   fetchTimeoutMs: undefined,
   allowedRepositories: [],
   insecureRegistries: new Set(),
+  tokenRealmHosts: [],
   maxLayerBytes: 2 * 1024 ** 2,
   blobCacheBytes: 64 * 1024 ** 2,
   egress: {},
@@ -73,10 +81,39 @@ export function parseBundleConfig(data: Readonly<Record<string, string>>): Bundl
         .map((h) => h.trim().toLowerCase())
         .filter((h) => h !== "" && !h.startsWith("#")),
     ),
+    tokenRealmHosts: tokenRealmHosts(get(KEYS.tokenRealmHosts)),
     maxLayerBytes: size(KEYS.maxLayerSize, get(KEYS.maxLayerSize)) ?? defaultBundleConfig.maxLayerBytes,
     blobCacheBytes: size(KEYS.blobCacheSize, get(KEYS.blobCacheSize)) ?? defaultBundleConfig.blobCacheBytes,
     egress: parseEgress(data),
   };
+}
+
+// host[:port]: a DNS name or an address (IPv6 in brackets), nothing else: no scheme, path or wildcard
+const HOST_PORT =
+  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** "registry=realm-host" entries, comma- or newline-separated; `#` starts a comment line. */
+function tokenRealmHosts(value: string | undefined): TokenRealmPair[] {
+  const pairs: TokenRealmPair[] = [];
+  for (const raw of (value ?? "").split(/[\n,]/)) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === "" || entry.startsWith("#")) continue;
+    const sides = entry.split("=").map((s) => s.trim());
+    const [registry, realm] = sides;
+    if (sides.length !== 2 || !registry || !realm || !isHostPort(registry) || !isHostPort(realm)) {
+      throw new ConfigError(
+        KEYS.tokenRealmHosts,
+        `entry "${raw.trim()}" must be registry=realm-host, each a host[:port] with no scheme or path, e.g. registry.corp.example=sso.corp.example:8443`,
+      );
+    }
+    pairs.push({ registry, realm });
+  }
+  return pairs;
+}
+
+function isHostPort(value: string): boolean {
+  const m = HOST_PORT.exec(value);
+  return m !== null && (m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535));
 }
 
 function size(key: string, value: string | undefined): number | undefined {

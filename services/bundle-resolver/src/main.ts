@@ -11,6 +11,7 @@ const runtime = new ServiceRuntime("bundle-resolver");
 const registry = new RegistryClient({
   userAgent: "quarry-bundle-resolver/0.1",
   allowsPlainHttp: (host) => resolver.allowsPlainHttp(host),
+  tokenRealmHosts: () => resolver.tokenRealmHosts(),
   // CAs and proxy from the live config, per call
   fetch: egressFetch(() => resolver.egress()),
 });

@@ -4,6 +4,7 @@
 // requests of the same namespace and credential.
 import {
   type BasicCredential,
+  type CallOptions,
   type Descriptor,
   type FetchedManifest,
   type ImageManifest,
@@ -11,6 +12,7 @@ import {
   RegistryError,
   type RepositoryRef,
   repositoryName,
+  type TokenRealmPair,
 } from "@quarry/oci";
 import {
   checkLiteralAddress,
@@ -85,6 +87,11 @@ export class BundleResolver implements Resolver {
     return this.current.insecureRegistries.has(host);
   }
 
+  /** Token realms the operator pairs with registries (token-realm-hosts) under the live config. */
+  tokenRealmHosts(): readonly TokenRealmPair[] {
+    return this.current.tokenRealmHosts;
+  }
+
   /** Trust and proxy for registry traffic under the live config (the registry client asks per call). */
   egress(): Egress {
     return effectiveEgress(this.current.egress);
@@ -134,7 +141,7 @@ export class BundleResolver implements Resolver {
     config: BundleConfig,
     ctx: ResolveContext,
   ): Promise<Resolved> {
-    const call = { credential, signal: ctx.signal };
+    const call = registryCall(credential, ctx.signal, ctx);
     const digest =
       req.ref.digest ?? (await this.deps.registry.resolve(req.ref, req.ref.tag ?? "latest", call)).digest;
     const manifest = await this.imageManifest(req, digest, credential, ctx);
@@ -186,7 +193,11 @@ export class BundleResolver implements Resolver {
   ): Promise<FetchedManifest> {
     const key = digestKey(ctx.namespace, repositoryName(repo), credential, digest);
     const entry = await this.manifests.get(key, ctx.signal, async (signal) => {
-      const fetched = await this.deps.registry.getManifest(repo, digest, { credential, signal });
+      const fetched = await this.deps.registry.getManifest(
+        repo,
+        digest,
+        registryCall(credential, signal, ctx),
+      );
       return { fetched, byteLength: fetched.bytes.byteLength };
     });
     return entry.fetched;
@@ -209,13 +220,29 @@ export class BundleResolver implements Resolver {
     const key = digestKey(ctx.namespace, repositoryName(req.ref), credential, layer.digest);
     return this.layers.get(key, ctx.signal, async (signal) => {
       const blob = await this.deps.registry.getBlob(req.ref, layer, {
-        credential,
-        signal,
+        ...registryCall(credential, signal, ctx),
         maxBytes: config.maxLayerBytes,
       });
       return extractLayerObject(blob, config.maxLayerBytes);
     });
   }
+}
+
+/** A registry call's options; a credential kept from an unbound token realm is logged, not put in the status. */
+function registryCall(
+  credential: BasicCredential | undefined,
+  signal: AbortSignal,
+  ctx: ResolveContext,
+): CallOptions {
+  return {
+    credential,
+    signal,
+    onCredentialWithheld: ({ registry, realm }) =>
+      ctx.log.warn(
+        { registry, realm },
+        "pull credential withheld: the token realm is not the registry's host, under its parent domain or paired in token-realm-hosts; asking for an anonymous token",
+      ),
+  };
 }
 
 function needsCredentials(err: unknown): boolean {
