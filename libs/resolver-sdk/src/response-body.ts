@@ -13,7 +13,7 @@ export async function readCappedBody(
   maxBytes: number = MAX_RESOLVED_DATA_BYTES,
 ): Promise<Uint8Array> {
   const tooLarge = () =>
-    new ResolutionError("TooLarge", `${what} is over the ${maxBytes}-byte limit for resolved data`);
+    new ResolutionError("TooLarge", `${what} is over the ${sizeText(maxBytes)} limit for resolved data`);
   const declared = Number(res.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel();
@@ -41,4 +41,11 @@ export async function readCappedBody(
     at += c.byteLength;
   }
   return out;
+}
+
+/** 1 MiB, 64 KiB or 1000 bytes: the words the size checks' messages use. */
+function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes}-byte`;
 }
