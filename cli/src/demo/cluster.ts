@@ -17,11 +17,12 @@ import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
 import { type DemoNode, startDemoNode } from "./node.ts";
 import { configurePipes } from "./pipe-objects.ts";
-import { DEMO_INITIAL_UPDATE_TIMEOUT } from "./runs.ts";
 import { type DemoService, startDemoService } from "./services.ts";
 import type { Teardown } from "./teardown.ts";
 
 export const DEMO_TIMEOUT = "5s";
+/** The run-controller's initial-update-timeout in the demo: the unserved kind fails this soon. */
+export const DEMO_INITIAL_UPDATE_TIMEOUT = "5s";
 /** The Task the cluster resolver serves, created in the demo namespace before it starts. */
 export const GREET_TASK = "greet";
 

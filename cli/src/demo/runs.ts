@@ -6,12 +6,10 @@
 import { type AnyRun, getCondition, RESOLUTION_REQUEST_KIND } from "@quarry/api";
 import { cancelRun, createRun, getRun, runDone, runObject, WAIT_REF } from "@quarry/devcluster/runs";
 import { waitUntil } from "@quarry/devcluster/wait";
-import type { DemoCluster } from "./cluster.ts";
+import { DEMO_INITIAL_UPDATE_TIMEOUT, type DemoCluster } from "./cluster.ts";
 import { WAIT_PATH } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
 import { runOutcome } from "./summary.ts";
-
-export const DEMO_INITIAL_UPDATE_TIMEOUT = "5s";
 
 export interface RunResults {
   waited: AnyRun;

@@ -2,6 +2,7 @@
 // rendering. gen-crds.ts writes the YAML to libs/api/crds/; crds.test.ts fails
 // when the committed files drift from what this module produces.
 import { dump } from "js-yaml";
+import type { CustomResourceDefinition, PrinterColumn, WebhookClientConfig } from "./crd-types.ts";
 import {
   ADMISSION_POLICY_DISABLED,
   ANNOTATION_REASON,
@@ -20,7 +21,6 @@ import {
 } from "./pipe-crds.ts";
 import { QuarryReason } from "./reasons.ts";
 import { CUSTOM_RUN_CRD_NAME, customRunCrd, RUN_CRD_NAME, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
-import type { JSONSchemaProps } from "./schema-types.ts";
 import { resolutionRequestSchema, resolutionRequestV1Alpha1Schema } from "./schemas.ts";
 import {
   RESOLUTION_GROUP,
@@ -31,54 +31,6 @@ import {
 
 export const RESOLUTION_REQUEST_CRD_NAME = `${RESOLUTION_REQUEST_PLURAL}.${RESOLUTION_GROUP}`;
 export const RESOLVER_LABEL_POLICY_NAME = "quarry-resolutionrequest-resolver-label";
-
-export interface PrinterColumn {
-  name: string;
-  type: "string" | "integer" | "number" | "boolean" | "date";
-  jsonPath: string;
-  description?: string;
-  priority?: number;
-}
-
-/** Where the apiserver sends ConversionReviews: a Service, or a URL (tests, out-of-cluster webhooks). */
-export interface WebhookClientConfig {
-  service?: { name: string; namespace: string; path?: string; port?: number };
-  url?: string;
-  /** Base64 PEM bundle; injected by the lifecycle controller or cert-manager's cainjector. */
-  caBundle?: string;
-}
-
-export interface CustomResourceConversion {
-  strategy: "None" | "Webhook";
-  webhook?: { conversionReviewVersions: string[]; clientConfig: WebhookClientConfig };
-}
-
-export interface CustomResourceDefinition {
-  apiVersion: "apiextensions.k8s.io/v1";
-  kind: "CustomResourceDefinition";
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: {
-    group: string;
-    names: {
-      kind: string;
-      listKind: string;
-      plural: string;
-      singular: string;
-      categories?: string[];
-      shortNames?: string[];
-    };
-    scope: "Namespaced" | "Cluster";
-    conversion?: CustomResourceConversion;
-    versions: {
-      name: string;
-      served: boolean;
-      storage: boolean;
-      subresources?: { status?: Record<string, never> };
-      additionalPrinterColumns?: PrinterColumn[];
-      schema: { openAPIV3Schema: JSONSchemaProps };
-    }[];
-  };
-}
 
 /** A manifest object with the two fields every Kubernetes object has; the rest stays open. */
 export interface Manifest {

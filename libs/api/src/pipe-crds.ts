@@ -1,7 +1,7 @@
 // CRDs of Quarry's pipe kinds: pipes, pipestrategies and
 // clusterpipestrategies in quarry.dev, serving v1alpha1, in the `quarry`
 // category. Always installed with Quarry's API (libs/api/crds/*.yaml).
-import type { CustomResourceDefinition, PrinterColumn } from "./crds.ts";
+import type { CustomResourceDefinition, PrinterColumn } from "./crd-types.ts";
 import { pipeSchema, pipeStrategySchema } from "./pipe-schemas.ts";
 import { clusterPipeStrategies, pipeStrategies, pipes } from "./pipes.ts";
 import type { JSONSchemaProps } from "./schema-types.ts";

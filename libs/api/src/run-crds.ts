@@ -3,7 +3,7 @@
 // run-schemas.ts. Installing them is optional: a cluster running Tekton
 // Pipelines already has customruns.tekton.dev (and, before Tekton v0.47,
 // runs.tekton.dev), and Quarry works on those unchanged.
-import type { CustomResourceDefinition, PrinterColumn } from "./crds.ts";
+import type { CustomResourceDefinition, PrinterColumn } from "./crd-types.ts";
 import { runSchema } from "./run-schemas.ts";
 import { customRuns, type RunFlavour, runs } from "./runs.ts";
 
