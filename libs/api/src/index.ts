@@ -2,6 +2,7 @@
 // labels, reasons, schemas, CRDs and Tekton's request naming).
 export * from "./conditions.ts";
 export * from "./conversion.ts";
+export * from "./crd-types.ts";
 export * from "./crds.ts";
 export * from "./fnv.ts";
 export { compareGoStrings, goJsonMarshal } from "./gojson.ts";
