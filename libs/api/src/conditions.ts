@@ -1,6 +1,6 @@
-// Read-only helpers over status.conditions. They take either an object with a
+// Helpers over status.conditions. The readers take either an object with a
 // status (a ResolutionRequest, a Run) or a status itself, since callers hold
-// one or the other.
+// one or the other; setCondition is the one writer every controller and SDK uses.
 import { CONDITION_SUCCEEDED } from "./reasons.ts";
 import type { Condition } from "./types.ts";
 
@@ -19,4 +19,30 @@ export function getCondition(obj: HasConditions | undefined, type: string): Cond
 export function isDone(obj: HasConditions | undefined): boolean {
   const status = getCondition(obj, CONDITION_SUCCEEDED)?.status;
   return status === "True" || status === "False";
+}
+
+/** RFC 3339 at seconds precision, as the apiserver and Tekton write condition and run times. */
+export function rfc3339Seconds(now: Date | number): string {
+  return new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * The conditions without any of `next`'s type, then `next` (the others keep their order); never
+ * mutates `conditions`. lastTransitionTime is the old one while the status and the reason stay
+ * (and the old one has a time), else `now`.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  next: Omit<Condition, "lastTransitionTime">,
+  now: Date | number,
+): Condition[] {
+  const existing = conditions ?? [];
+  const old = existing.find((c) => c.type === next.type);
+  // A new reason is a transition too (Started → Running), as Tekton's conditions count it; a new
+  // message alone (progress text) is not.
+  const lastTransitionTime =
+    old && old.status === next.status && old.reason === next.reason && old.lastTransitionTime
+      ? old.lastTransitionTime
+      : rfc3339Seconds(now);
+  return [...existing.filter((c) => c.type !== next.type), { ...next, lastTransitionTime }];
 }

@@ -6,10 +6,11 @@ import {
   type AnyRun,
   CONDITION_SUCCEEDED,
   type Condition,
-  getCondition,
   type RunResult,
   type RunStatus,
+  rfc3339Seconds,
   runView,
+  setCondition,
 } from "@quarry/api";
 
 /** Reasons both flavours share (Tekton's RunReason / CustomRunReason values). */
@@ -23,32 +24,25 @@ export const RunReason = {
 /** Status fields to merge into a run's status; `null` removes a field (JSON merge patch). */
 export type StatusChange = { [K in keyof RunStatus]?: RunStatus[K] | null };
 
-function iso(now: number): string {
-  return new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** The run's conditions with Succeeded replaced; other conditions (another controller's) are kept. */
+/** The run's conditions with Succeeded set; other conditions (another controller's) are kept. */
 function withSucceeded(
   run: AnyRun,
   cond: Omit<Condition, "type" | "lastTransitionTime">,
   now: number,
 ): Condition[] {
-  const current = getCondition(run, CONDITION_SUCCEEDED);
-  const same = current && current.status === cond.status && current.reason === cond.reason;
-  const succeeded: Condition = {
+  // empty reason and message are left out, as Tekton's knative conditions omit them
+  const succeeded: Omit<Condition, "lastTransitionTime"> = {
     type: CONDITION_SUCCEEDED,
     status: cond.status,
     ...(cond.reason ? { reason: cond.reason } : {}),
     ...(cond.message ? { message: cond.message } : {}),
-    lastTransitionTime: same && current.lastTransitionTime ? current.lastTransitionTime : iso(now),
   };
-  const others = (run.status?.conditions ?? []).filter((c) => c.type !== CONDITION_SUCCEEDED);
-  return [...others, succeeded];
+  return setCondition(run.status?.conditions, succeeded, now);
 }
 
 export function markStarted(run: AnyRun, now: number, message = ""): StatusChange {
   return {
-    startTime: run.status?.startTime ?? iso(now),
+    startTime: run.status?.startTime ?? rfc3339Seconds(now),
     conditions: withSucceeded(run, { status: "Unknown", reason: RunReason.Started, message }, now),
   };
 }
@@ -77,7 +71,7 @@ export function markSucceeded(
       { status: "True", reason: opts.reason ?? RunReason.Succeeded, message: opts.message ?? "" },
       now,
     ),
-    completionTime: iso(now),
+    completionTime: rfc3339Seconds(now),
   };
   if (opts.results?.length) change.results = opts.results;
   return change;
@@ -86,7 +80,7 @@ export function markSucceeded(
 export function markFailed(run: AnyRun, now: number, reason: string, message: string): StatusChange {
   return {
     conditions: withSucceeded(run, { status: "False", reason, message }, now),
-    completionTime: iso(now),
+    completionTime: rfc3339Seconds(now),
   };
 }
 
@@ -118,12 +112,12 @@ export function retry(run: AnyRun, now: number, reason: string, message: string)
   const failed: RunStatus = {
     ...attempt,
     conditions: markFailed(run, now, reason, message).conditions ?? [],
-    completionTime: iso(now),
+    completionTime: rfc3339Seconds(now),
   };
   const used = (retriesStatus?.length ?? 0) + 1;
   return {
     retriesStatus: [...(retriesStatus ?? []), failed],
-    startTime: iso(now),
+    startTime: rfc3339Seconds(now),
     completionTime: null,
     results: null,
     conditions: withSucceeded(

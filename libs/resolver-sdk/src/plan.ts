@@ -8,6 +8,7 @@ import {
   type QuarryReason,
   REASON_RESOLUTION_FAILED,
   type ResolutionRequest,
+  setCondition,
 } from "@quarry/api";
 import { cacheKey, useCache } from "./cache.ts";
 import type { RuntimeConfig } from "./config.ts";
@@ -86,15 +87,12 @@ export function successStatus(resolved: Resolved, cache?: CacheInfo): Record<str
 /** A resolver may fail a request itself (TEP-0060); the finer reason goes to an annotation. */
 export function failureStatus(reason: QuarryReason, message: string, now: Date): Record<string, unknown> {
   return {
-    conditions: [
-      {
-        type: CONDITION_SUCCEEDED,
-        status: "False",
-        reason: REASON_RESOLUTION_FAILED,
-        message,
-        lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
-      },
-    ],
+    // a terminal write replaces the whole list (status patch), so it starts from no conditions
+    conditions: setCondition(
+      undefined,
+      { type: CONDITION_SUCCEEDED, status: "False", reason: REASON_RESOLUTION_FAILED, message },
+      now,
+    ),
     annotations: { [ANNOTATION_REASON]: reason },
   };
 }

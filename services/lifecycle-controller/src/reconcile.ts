@@ -16,6 +16,7 @@ import {
   REASON_RESOLUTION_TIMED_OUT,
   type ResolutionRequest,
   resolverTypeOf,
+  setCondition,
 } from "@quarry/api";
 import { formatDuration } from "@quarry/kube";
 import type { LifecycleConfig } from "./config.ts";
@@ -43,7 +44,7 @@ export function decide(rr: ResolutionRequest, world: World): Decision {
   if (isDone(rr.status)) return {};
   const { type, canonicalLabelMissingOrWrong } = resolverTypeOf(rr.metadata.labels);
   const withStatus = (condition: Condition, reason?: QuarryReason): Decision["status"] => ({
-    conditions: replaceCondition(rr.status?.conditions, condition, world.now),
+    conditions: setCondition(rr.status?.conditions, condition, world.now),
     observedGeneration: rr.metadata.generation,
     ...(reason && { annotations: { ...rr.status?.annotations, [ANNOTATION_REASON]: reason } }),
   });
@@ -102,15 +103,4 @@ function touchedByResolver(rr: ResolutionRequest): boolean {
 
 function failed(reason: string, message: string): Condition {
   return { type: CONDITION_SUCCEEDED, status: "False", reason, message };
-}
-
-/** Replaces the condition of the same type; keeps lastTransitionTime if the status did not change. */
-function replaceCondition(existing: Condition[] | undefined, next: Condition, now: number): Condition[] {
-  const old = existing?.find((c) => c.type === next.type);
-  const lastTransitionTime =
-    old && old.status === next.status && old.lastTransitionTime
-      ? old.lastTransitionTime
-      : new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
-  const others = (existing ?? []).filter((c) => c.type !== next.type);
-  return [...others, { ...next, lastTransitionTime }];
 }
