@@ -2,8 +2,7 @@
 // group/kind a task serves and its params, write one `reconcile` that says
 // what a run is now; the SDK starts, cancels, times out and retries runs with
 // Tekton's reasons for Run and CustomRun alike.
-export { TaskReconciler, type TaskReconcilerDeps } from "./controller.ts";
-export { type Discover, discoverWith, type RunFlavour, runFlavours } from "./flavours.ts";
+
 export {
   applyStep,
   attemptStart,
@@ -16,7 +15,9 @@ export {
   type StatusWrite,
   servesRun,
   timeoutMessage,
-} from "./plan.ts";
+} from "./decide.ts";
+export { type Discover, discoverWith, type RunFlavour, runFlavours } from "./flavours.ts";
+export { TaskReconciler, type TaskReconcilerDeps } from "./reconciler.ts";
 export { LABEL_RUN, type RemoteRequest, refOutcome, remoteRequest } from "./remote.ts";
 export { parseTaskConfig, type RunCustomTaskOptions, runCustomTask, type TaskConfig } from "./run.ts";
 export {

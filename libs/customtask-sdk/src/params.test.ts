@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type CustomRun, type Param, runView } from "@quarry/api";
-import { prepareParams } from "./plan.ts";
+import { prepareParams } from "./decide.ts";
 
 const embedded = (spec: Record<string, unknown>, params: Param[] = []): CustomRun => ({
   apiVersion: "tekton.dev/v1beta1",

@@ -12,9 +12,9 @@ import {
   runView,
 } from "@quarry/api";
 import { configDuration, type Informer, ServiceRuntime } from "@quarry/kube";
-import { TaskReconciler } from "./controller.ts";
+import { servesRun } from "./decide.ts";
 import { discoverWith, type RunFlavour, runFlavours } from "./flavours.ts";
-import { servesRun } from "./plan.ts";
+import { TaskReconciler } from "./reconciler.ts";
 import { LABEL_RUN } from "./remote.ts";
 import type { CustomTask } from "./task.ts";
 

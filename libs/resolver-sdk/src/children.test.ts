@@ -21,7 +21,7 @@ import {
 import { createLogger } from "@quarry/observability";
 import { ChildCaches } from "./children.ts";
 import { defaultRuntimeConfig } from "./config.ts";
-import { ResolverReconciler } from "./controller.ts";
+import { ResolverReconciler } from "./reconciler.ts";
 import { pending, type Resolver } from "./resolver.ts";
 import { wakeUps } from "./run.ts";
 

@@ -22,6 +22,7 @@ export {
   type RuntimeConfig,
   runtimeTimeoutMs,
 } from "./config.ts";
+export { failureStatus, type Plan, planResolution, successStatus } from "./decide.ts";
 export {
   bypassesProxy,
   describeEgressFailure,
@@ -43,7 +44,6 @@ export { type EgressErrorCode, egressReason, findEgressError } from "./egress-er
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { metadataHostProblem } from "./metadata-hosts.ts";
 export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
-export { failureStatus, type Plan, planResolution, successStatus } from "./plan.ts";
 export { followRedirects, isRedirect, type RedirectPolicy, type SendOnce } from "./redirects.ts";
 export {
   type ChildWatch,

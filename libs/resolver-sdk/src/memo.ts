@@ -5,7 +5,7 @@
 // nor handed to another request: it speaks for the request whose step ran.
 import { ResultCache, SingleFlight } from "./cache.ts";
 import type { RuntimeConfig } from "./config.ts";
-import type { CacheInfo } from "./plan.ts";
+import type { CacheInfo } from "./decide.ts";
 import { isPending, type Pending, type Resolved } from "./resolver.ts";
 
 /** The part of a resolve plan the memo needs. */

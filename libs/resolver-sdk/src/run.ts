@@ -15,8 +15,8 @@ import {
 } from "@quarry/kube";
 import { ChildCaches, type NamespaceInformerFactory } from "./children.ts";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
-import { ResolverReconciler } from "./controller.ts";
 import { resolverMetrics } from "./metrics.ts";
+import { ResolverReconciler } from "./reconciler.ts";
 import type { Resolver } from "./resolver.ts";
 import { checkDistinctTypes, RoutingReconciler } from "./routing.ts";
 

@@ -3,7 +3,7 @@ import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
 import { dropRequestData, ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
-import { LifecycleReconciler } from "./controller.ts";
+import { LifecycleReconciler } from "./reconciler.ts";
 import { runConversionWebhook } from "./webhook.ts";
 import { webhookSettingsFromEnv } from "./webhook-config.ts";
 

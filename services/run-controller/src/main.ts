@@ -12,9 +12,9 @@ import {
 import { discoverWith, LABEL_RUN, runFlavours, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
 import { type Informer, keepWhole, ServiceRuntime, untilAnswered } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
-import { RunReconciler } from "./controller.ts";
 import { enforcementCounter } from "./metrics.ts";
 import { PipeTask } from "./pipe-task.ts";
+import { RunReconciler } from "./reconciler.ts";
 
 const runtime = new ServiceRuntime("run-controller");
 const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig);
@@ -34,7 +34,7 @@ runtime.log.info({ flavours }, "serving run flavours");
 
 for (const flavour of flavours) {
   const informer = runtime.informer<AnyRun>(flavour === "Run" ? runs : customRuns, {
-    // the time a cancel was written is read from managedFields (reconcile.ts)
+    // the time a cancel was written is read from managedFields (decide.ts)
     transform: keepWhole,
   });
   const reconciler = new RunReconciler({

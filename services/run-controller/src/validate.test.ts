@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AnyRun, Param, RunFlavour } from "@quarry/api";
 import { defaultRunControllerConfig, type RunControllerConfig } from "./config.ts";
-import { decide } from "./reconcile.ts";
+import { decide } from "./decide.ts";
 import { MAX_RUN_PARAMS, ReasonInvalidRunSpec, runSpecProblem } from "./validate.ts";
 
 const TARGET = { apiVersion: "wait.testing.tekton.dev/v1beta1", kind: "Wait" };

@@ -23,7 +23,7 @@ import {
 } from "@quarry/kube";
 import { createLogger } from "@quarry/observability";
 import { buildRequest } from "@quarry/requester";
-import { TaskReconciler } from "./controller.ts";
+import { TaskReconciler } from "./reconciler.ts";
 import { remoteRequest } from "./remote.ts";
 import type { CustomTask, DeclaredParam, Step, TaskContext } from "./task.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Condition, ResolutionRequest } from "@quarry/api";
-import { decide, MESSAGE_WAITING, type World } from "./reconcile.ts";
+import { decide, MESSAGE_WAITING, type World } from "./decide.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const world = (elapsedMs: number, timeoutMs = 60_000): World => ({

@@ -1,4 +1,4 @@
-// Performs what plan.ts decides for one run: status writes under optimistic
+// Performs what decide.ts decides for one run: status writes under optimistic
 // locking (recomputed from the latest object on conflict), the author's
 // reconcile, the task's cleanup, Events. One reconciler per flavour (Run,
 // CustomRun), since both may hold a run of the same name.
@@ -16,7 +16,7 @@ import {
 } from "@quarry/kube";
 import type { Logger } from "@quarry/observability";
 import { requestResolution } from "@quarry/requester";
-import { applyStep, planRun, type RunPlan, type StatusWrite } from "./plan.ts";
+import { applyStep, planRun, type RunPlan, type StatusWrite } from "./decide.ts";
 import { refOutcome, remoteRequest } from "./remote.ts";
 import type { CustomTask, RefOutcome, TaskContext } from "./task.ts";
 

@@ -22,9 +22,9 @@ import {
 } from "@quarry/kube";
 import { createLogger } from "@quarry/observability";
 import { defaultRuntimeConfig, type RuntimeConfig } from "./config.ts";
-import { ResolverReconciler } from "./controller.ts";
 import { notFound } from "./errors.ts";
 import type { ResolverMetrics } from "./metrics.ts";
+import { ResolverReconciler } from "./reconciler.ts";
 import {
   type Params,
   type Pending,

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { defaultRuntimeConfig } from "./config.ts";
+import { failureStatus, planResolution, successStatus } from "./decide.ts";
 import { ParamsValidator } from "./params.ts";
-import { failureStatus, planResolution, successStatus } from "./plan.ts";
 import type { Resolver } from "./resolver.ts";
 
 const resolver: Resolver = {

@@ -26,8 +26,8 @@ import {
 } from "@quarry/kube";
 import { createLogger } from "@quarry/observability";
 import { defaultRunControllerConfig } from "./config.ts";
-import { RunReconciler } from "./controller.ts";
-import { ANNOTATION_RUN_REQUEST } from "./reconcile.ts";
+import { ANNOTATION_RUN_REQUEST } from "./decide.ts";
+import { RunReconciler } from "./reconciler.ts";
 
 const log = createLogger({ service: "test", level: "silent" });
 const T0 = Date.parse("2026-01-01T00:00:00Z");

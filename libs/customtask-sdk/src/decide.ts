@@ -1,7 +1,7 @@
 // The SDK's decisions, as plain functions of (run, task, world): whether a
 // run is the task's, whether it must be started, cancelled, timed out or
 // retried before the author's code runs, and how the author's Step becomes a
-// status change. No I/O here; controller.ts performs what these return.
+// status change. No I/O here; reconciler.ts performs what these return.
 import {
   type AnyRun,
   CONDITION_SUCCEEDED,

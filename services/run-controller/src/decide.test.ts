@@ -32,7 +32,7 @@ import {
   decide,
   type RunDecision,
   type RunWorld,
-} from "./reconcile.ts";
+} from "./decide.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");

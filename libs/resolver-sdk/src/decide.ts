@@ -1,5 +1,5 @@
 // The runtime's decisions as pure functions: what to do with a request, and
-// the status to write for each outcome. I/O lives in controller.ts.
+// the status to write for each outcome. I/O lives in reconciler.ts.
 import {
   ANNOTATION_CONTENT_TYPE,
   ANNOTATION_REASON,

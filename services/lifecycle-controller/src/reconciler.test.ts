@@ -20,8 +20,8 @@ import {
   type RecordedEvent,
 } from "@quarry/kube";
 import { createLogger } from "@quarry/observability";
-import { LifecycleReconciler } from "./controller.ts";
-import { MESSAGE_WAITING } from "./reconcile.ts";
+import { MESSAGE_WAITING } from "./decide.ts";
+import { LifecycleReconciler } from "./reconciler.ts";
 
 const log = createLogger({ service: "test", level: "silent" });
 const T0 = Date.parse("2026-01-01T00:00:00Z");

@@ -25,7 +25,7 @@ import {
 import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarry/observability";
 import { type CleanupDecision, decideCleanup, type OwnerState } from "./cleanup.ts";
 import type { LifecycleConfig } from "./config.ts";
-import { decide } from "./reconcile.ts";
+import { decide } from "./decide.ts";
 
 export interface LifecycleDeps {
   client: KubeClient;

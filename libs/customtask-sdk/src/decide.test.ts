@@ -12,7 +12,7 @@ import {
   type RunPlan,
   runTimeoutMs,
   servesRun,
-} from "./plan.ts";
+} from "./decide.ts";
 import {
   markCancelled,
   markFailed,

@@ -32,12 +32,12 @@ import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarr
 import { checkKind, checkSize } from "./checks.ts";
 import type { ChildCaches } from "./children.ts";
 import type { LoadedConfig } from "./config.ts";
+import { failureStatus, planResolution, successStatus } from "./decide.ts";
 import { ResolutionError } from "./errors.ts";
 import { type Memoized, type MemoPending, ResolutionMemo } from "./memo.ts";
 import type { Outcome, ResolverMetrics } from "./metrics.ts";
 import { newestCopy } from "./newest.ts";
 import { ParamsValidator } from "./params.ts";
-import { failureStatus, planResolution, successStatus } from "./plan.ts";
 import type { Pending, ResolveContext, Resolver } from "./resolver.ts";
 
 export interface ResolverControllerDeps {

@@ -18,7 +18,7 @@ import {
 import type { Logger } from "@quarry/observability";
 import { RequestMismatchError, requestResolution } from "@quarry/requester";
 import type { RunControllerConfig } from "./config.ts";
-import { cancelRequestedAt, decide, type RunDecision, type RunWorld } from "./reconcile.ts";
+import { cancelRequestedAt, decide, type RunDecision, type RunWorld } from "./decide.ts";
 
 export interface RunControllerDeps {
   client: KubeClient;
