@@ -7,44 +7,20 @@
 // annotations, refSource and source), each half only, and the git shape with a third watcher. Rounds alternate the
 // shapes so the machine's drift falls on all of them alike.
 //
-//   node bench/api-shape.ts [--requests 400] [--concurrency 16] [--rounds 3] [--json out.json]
-//
 // Why: the git benchmark's phases cost the apiserver more per request than
 // the floor with the same number of calls (docs/performance.md, "Git resolver").
-import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import type { ControlPlane } from "@quarry/devcluster/controlplane";
+import { newRequest, newScenario } from "@quarry/harness/scenario";
 import { type KubeClient, RestKubeClient } from "@quarry/kube";
-import { newRequest, newScenario } from "../e2e/harness/scenario.ts";
-import { startBenchControlPlane } from "./lib/controlplane.ts";
+import { onePhase, runBenchmark } from "./lib/benchmark.ts";
 import { FLOOR_DATA } from "./lib/floor.ts";
 import { taskYaml } from "./lib/git-repo.ts";
 import { gitSuccessStatus } from "./lib/git-status.ts";
+import { markdownTable } from "./lib/phase-report.ts";
 import { cpuSeconds } from "./lib/proc.ts";
-import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
+import { log, sleep } from "./lib/run.ts";
 import { median, round } from "./lib/stats.ts";
-
-const USAGE = `usage: node bench/api-shape.ts [options]
-  --requests N      requests per shape and round (default 400)
-  --concurrency N   clients (default 16)
-  --rounds N        rounds over every shape (default 3)
-  --deadline S      the whole run stops after S seconds (default 600)
-  --json FILE       also write the JSON result to FILE`;
-
-const { values: flags } = parseArgs({
-  options: {
-    requests: { type: "string", default: "400" },
-    concurrency: { type: "string", default: "16" },
-    rounds: { type: "string", default: "3" },
-    deadline: { type: "string", default: "600" },
-    json: { type: "string" },
-  },
-});
-const N = intFlag("requests", flags.requests, 1, USAGE);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
-const ROUNDS = intFlag("rounds", flags.rounds, 1, USAGE);
-const run = new BoundedRun(intFlag("deadline", flags.deadline, 10, USAGE));
 
 const GIT_URL = "http://127.0.0.1:40000/bench.git";
 const COMMIT = "97556f27a5e20ffec859354724f87cbbf82b5721";
@@ -74,7 +50,13 @@ interface Trial {
 }
 
 /** `--requests` requests of one shape in a fresh namespace, `watchers` watches decoding every event. */
-async function trial(cp: ControlPlane, pids: { api: number; etcd: number }, shape: Shape): Promise<Trial> {
+async function trial(
+  cp: ControlPlane,
+  pids: { api: number; etcd: number },
+  shape: Shape,
+  sizes: { n: number; concurrency: number; signal: AbortSignal },
+): Promise<Trial> {
+  const { n: N, concurrency: CONCURRENCY } = sizes;
   const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
   const scn = await newScenario("bench-shape", { cp: info });
   const ns = scn.namespace;
@@ -98,7 +80,7 @@ async function trial(cp: ControlPlane, pids: { api: number; etcd: number }, shap
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < N && !run.signal.aborted) {
+      while (next < N && !sizes.signal.aborted) {
         const name = `r-${next++}`;
         const labels = { [LABEL_RESOLVER_TYPE]: "git" };
         await resolver.create(resolutionRequests, newRequest(ns, name, labels, shape.params));
@@ -126,65 +108,78 @@ async function trial(cp: ControlPlane, pids: { api: number; etcd: number }, shap
   };
 }
 
-let cp: ControlPlane | undefined;
-let exitCode = 1;
-try {
-  const plane = await startBenchControlPlane(run, (started) => {
-    cp = started;
-  });
-  const pids = { api: plane.pids["kube-apiserver"] ?? 0, etcd: plane.pids.etcd ?? 0 };
-  const trials = new Map<string, Trial[]>(SHAPES.map((s) => [s.name, []]));
-  for (let round = 1; round <= ROUNDS && !run.signal.aborted; round++) {
-    for (const shape of SHAPES) {
-      const t = await trial(plane.cp, pids, shape);
-      trials.get(shape.name)?.push(t);
-      log(
-        `round ${round}, ${shape.name}: apiserver ${round2(t.apiserverMs)} ms/request, etcd ${round2(t.etcdMs)}`,
-      );
-    }
-  }
-  run.finish();
-  const floorApi = median((trials.get("floor") ?? []).map((t) => t.apiserverMs));
-  const shapes = SHAPES.map((s) => {
-    const ts = trials.get(s.name) ?? [];
-    const api = median(ts.map((t) => t.apiserverMs));
-    return {
-      name: s.name,
-      watchers: s.watchers,
-      apiserverMsPerRequest: { median: round2(api), all: ts.map((t) => round2(t.apiserverMs)) },
-      etcdMsPerRequest: round2(median(ts.map((t) => t.etcdMs))),
-      overFloorApiserverMs: round2(api - floorApi),
-      objectBytes: ts[0]?.objectBytes,
-      managedFieldsBytes: ts[0]?.managedFieldsBytes,
-    };
-  });
-  const result = {
-    benchmark: "api-shape",
-    date: new Date().toISOString(),
-    requests: N,
-    rounds: ROUNDS,
-    shapes,
-  };
-  console.log(
-    "| shape | watchers | apiserver ms/request (median; rounds) | over the floor's | etcd ms/request | object bytes (managedFields) |",
-  );
-  console.log("| --- | --- | --- | --- | --- | --- |");
-  for (const s of shapes) {
-    console.log(
-      `| ${s.name} | ${s.watchers} | ${s.apiserverMsPerRequest.median} (${s.apiserverMsPerRequest.all.join(", ")}) | ${s.overFloorApiserverMs} | ${s.etcdMsPerRequest} | ${s.objectBytes} (${s.managedFieldsBytes}) |`,
-    );
-  }
-  console.log(JSON.stringify(result));
-  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(result, null, 2)}\n`);
-  exitCode = 0;
-} catch (err) {
-  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-} finally {
-  run.finish();
-  await cp?.stop();
-  process.exit(exitCode);
-}
+const r2 = (x: number) => round(x, 2);
 
-function round2(x: number): number {
-  return round(x, 2);
-}
+await runBenchmark({
+  name: "api-shape",
+  about: "What a request's shape costs kube-apiserver and etcd, no controller running.",
+  deadline: 600,
+  flags: {
+    requests: { type: "int", default: 400, min: 1, help: "requests per shape and round" },
+    concurrency: { type: "int", default: 16, min: 1, help: "clients" },
+    rounds: { type: "int", default: 3, min: 1, help: "rounds over every shape" },
+  },
+  async setup(ctx) {
+    const plane = await ctx.controlPlane();
+    return { plane, pids: { api: plane.pids["kube-apiserver"] ?? 0, etcd: plane.pids.etcd ?? 0 } };
+  },
+  phases: (ctx, { plane, pids }) =>
+    onePhase("shapes", async () => {
+      const sizes = { n: ctx.flags.requests, concurrency: ctx.flags.concurrency, signal: ctx.signal };
+      const trials = new Map<string, Trial[]>(SHAPES.map((s) => [s.name, []]));
+      for (let round = 1; round <= ctx.flags.rounds && !ctx.signal.aborted; round++) {
+        for (const shape of SHAPES) {
+          const t = await trial(plane.cp, pids, shape, sizes);
+          trials.get(shape.name)?.push(t);
+          log(
+            `round ${round}, ${shape.name}: apiserver ${r2(t.apiserverMs)} ms/request, etcd ${r2(t.etcdMs)}`,
+          );
+        }
+      }
+      return trials;
+    }),
+  result(ctx, _s, [trials]) {
+    const of = (name: string) => trials?.get(name) ?? [];
+    const floorApi = median(of("floor").map((t) => t.apiserverMs));
+    const shapes = SHAPES.map((s) => {
+      const ts = of(s.name);
+      const api = median(ts.map((t) => t.apiserverMs));
+      return {
+        name: s.name,
+        watchers: s.watchers,
+        apiserverMsPerRequest: { median: r2(api), all: ts.map((t) => r2(t.apiserverMs)) },
+        etcdMsPerRequest: r2(median(ts.map((t) => t.etcdMs))),
+        overFloorApiserverMs: r2(api - floorApi),
+        objectBytes: ts[0]?.objectBytes,
+        managedFieldsBytes: ts[0]?.managedFieldsBytes,
+      };
+    });
+    return {
+      benchmark: "api-shape",
+      date: new Date().toISOString(),
+      requests: ctx.flags.requests,
+      rounds: ctx.flags.rounds,
+      shapes,
+    };
+  },
+  report: (r) =>
+    markdownTable(
+      [
+        "shape",
+        "watchers",
+        "apiserver ms/request (median; rounds)",
+        "over the floor's",
+        "etcd ms/request",
+        "object bytes (managedFields)",
+      ],
+      r.shapes.map((s) => [
+        s.name,
+        s.watchers,
+        `${s.apiserverMsPerRequest.median} (${s.apiserverMsPerRequest.all.join(", ")})`,
+        s.overFloorApiserverMs,
+        s.etcdMsPerRequest,
+        `${s.objectBytes} (${s.managedFieldsBytes})`,
+      ]),
+    ),
+  ok: (r, ctx) => r.shapes.every((s) => s.apiserverMsPerRequest.all.length === ctx.flags.rounds),
+});

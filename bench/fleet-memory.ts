@@ -15,27 +15,24 @@
 // --as-image runs each service as its image does: its `pnpm deploy` tree, relinked and
 // type-stripped to .js (images/relink-workspace.ts, images/strip-types.ts), `node src/main.js`;
 // without it, `node services/<name>/src/main.ts` as tests do. Both with the charts' NODE_OPTIONS.
-//
-//   node bench/fleet-memory.ts [--as-image] [--requests 1000] [--concurrency 50] [--settle 20] [--json out.json]
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE } from "@quarry/api";
-import { buildBinaries, type ControlPlane } from "@quarry/devcluster/controlplane";
-import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
-import { ociTools, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
+import { startGitServer } from "@quarry/devcluster/git-server";
+import { ociTools, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
+import { taskYaml } from "@quarry/harness/bundle-scenario";
+import { newRequest, newScenario, setConfig } from "@quarry/harness/scenario";
+import { deployServiceTree } from "@quarry/image-builder/build-layout";
 import type { KubeClient } from "@quarry/kube";
-import { taskYaml } from "../e2e/fixtures/bundle-scenario.ts";
-import { newRequest, newScenario, setConfig } from "../e2e/harness/scenario.ts";
-import { deployServiceTree } from "../images/build-layout.ts";
-import { startBenchControlPlane } from "./lib/controlplane.ts";
+import { onePhase, runBenchmark } from "./lib/benchmark.ts";
+import { markdownTable } from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
-import { machineInfo } from "./lib/report.ts";
-import { createWithRetry, runBatch, type Sample, Tracker, watchRequests } from "./lib/requests.ts";
-import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
-import { BenchServices, MiB } from "./lib/service-stats.ts";
+import { controlPlaneVersions, machineInfo } from "./lib/report.ts";
+import { createWithRetry, runBatch, type Sample, trackRequests } from "./lib/requests.ts";
+import { log, sleep } from "./lib/run.ts";
+import { MiB } from "./lib/service-stats.ts";
 import { round, summarize } from "./lib/stats.ts";
 import {
   applyClusterTasks,
@@ -45,41 +42,6 @@ import {
   gitRequest,
 } from "./lib/workloads.ts";
 
-const USAGE = `usage: node bench/fleet-memory.ts [options]
-  --requests N      burst size (default 1000), a third each cluster, git, bundle
-  --concurrency N   clients creating the burst (default 50)
-  --settle S        idle seconds before "rest" and before "after" (default 20)
-  --tasks N         cluster workload's Tasks (default 50)
-  --files N         git workload's Task files (default 50)
-  --bundles N       bundle tags pushed (default 20)
-  --as-image        run each service from its image's tree (type-stripped .js), not its sources
-  --deadline S      global deadline (default 900)
-  --json FILE       figures as JSON`;
-
-const { values: flags } = parseArgs({
-  options: {
-    requests: { type: "string", default: "1000" },
-    concurrency: { type: "string", default: "50" },
-    settle: { type: "string", default: "20" },
-    tasks: { type: "string", default: "50" },
-    files: { type: "string", default: "50" },
-    bundles: { type: "string", default: "20" },
-    deadline: { type: "string", default: "900" },
-    "as-image": { type: "boolean", default: false },
-    json: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
-});
-if (flags.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-const N = intFlag("requests", flags.requests, 3, USAGE);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
-const SETTLE_S = intFlag("settle", flags.settle, 0, USAGE);
-const TASKS = intFlag("tasks", flags.tasks, 1, USAGE);
-const FILES = intFlag("files", flags.files, 1, USAGE);
-const BUNDLES = intFlag("bundles", flags.bundles, 1, USAGE);
 const FLEET = [
   "lifecycle-controller",
   "cluster-resolver",
@@ -89,137 +51,139 @@ const FLEET = [
   "run-controller",
 ] as const;
 
-const run = new BoundedRun(intFlag("deadline", flags.deadline, 60, USAGE));
-let cp: ControlPlane | undefined;
-let git: GitServer | undefined;
-let registry: Registry | undefined;
-const services = new BenchServices(run, "info");
-
-const rssMiB = (pid: number) => MiB(vmKiB(pid, "VmRSS"));
-const workDir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
-
-/** Each service's tree as its image holds it (images/Dockerfile's build steps), under `dir`. */
-async function imageTrees(dir: string): Promise<string> {
-  for (const name of FLEET) {
-    const app = join(dir, name);
-    log(`pnpm deploy ${name}, relinked and type-stripped`);
-    await deployServiceTree(name, app);
-  }
-  return dir;
-}
-
-try {
-  await buildBinaries();
-  ociTools();
-  registry = await startRegistry();
-  const reg = registry;
-  log(`pushing ${BUNDLES} bundles`);
-  for (let b = 0; b < BUNDLES; b++)
-    await tknBundlePush(reg.ref(`fleet/task:b-${b}`), [taskYaml(`b-${b}`, "echo")]);
-  git = await startGitServer();
-  const workload = await buildGitWorkload(git, { files: FILES, bulkMb: 0 });
-
-  const { admin, info } = await startBenchControlPlane(
-    run,
-    (started) => {
-      cp = started;
+await runBenchmark({
+  name: "fleet-memory",
+  about: "Every service's RSS at rest, at a burst's peak and after it.",
+  deadline: 900,
+  flags: {
+    requests: { type: "int", default: 1000, min: 3, help: "burst size, a third each cluster, git, bundle" },
+    concurrency: { type: "int", default: 50, min: 1, help: "clients creating the burst" },
+    settle: {
+      type: "int",
+      default: 20,
+      min: 0,
+      arg: "S",
+      help: 'idle seconds before "rest" and before "after"',
     },
-    { tekton: true },
-  );
-  const scn = await newScenario("bench-fleet", { cp: info });
-  await configureGitNamespace(scn, git, "10m");
-  await setConfig(scn, "bundle-resolver-config", {});
-  await applyClusterTasks(admin, scn.namespace, TASKS);
-  const trees = flags["as-image"] ? await imageTrees(workDir) : undefined;
-  for (const name of FLEET)
-    await services.start(scn, name, {}, { entry: trees && join(trees, name, "src", "main.js") });
+    tasks: { type: "int", default: 50, min: 1, help: "cluster workload's Tasks" },
+    files: { type: "int", default: 50, min: 1, help: "git workload's Task files" },
+    bundles: { type: "int", default: 20, min: 1, help: "bundle tags pushed" },
+    "as-image": {
+      type: "boolean",
+      help: "run each service from its image's tree (type-stripped .js), not its sources",
+    },
+  },
 
-  log(`idle ${SETTLE_S} s`);
-  await sleep(SETTLE_S * 1000);
-  const rest = Object.fromEntries(services.running.map((s) => [s.name, rssMiB(s.pid)]));
+  async setup(ctx) {
+    const f = ctx.flags;
+    const versions = controlPlaneVersions();
+    ociTools();
+    const reg = await startRegistry();
+    ctx.defer(() => reg.dispose());
+    log(`pushing ${f.bundles} bundles`);
+    for (let b = 0; b < f.bundles; b++)
+      await tknBundlePush(reg.ref(`fleet/task:b-${b}`), [taskYaml(`b-${b}`, "echo")]);
+    const git = await startGitServer();
+    ctx.defer(() => git.stop());
+    const workload = await buildGitWorkload(git, { files: f.files, bulkMb: 0 });
+    const { admin, info } = await ctx.controlPlane({ tekton: true });
+    const scn = await newScenario("bench-fleet", { cp: info });
+    await configureGitNamespace(scn, git, "10m");
+    await setConfig(scn, "bundle-resolver-config", {});
+    await applyClusterTasks(admin, scn.namespace, f.tasks);
+    const workDir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
+    ctx.defer(() => rmSync(workDir, { recursive: true, force: true }));
+    for (const name of FLEET) {
+      // each service's tree as its image holds it (images/Dockerfile's build steps)
+      let entry: string | undefined;
+      if (f["as-image"]) {
+        log(`pnpm deploy ${name}, relinked and type-stripped`);
+        await deployServiceTree(name, join(workDir, name));
+        entry = join(workDir, name, "src", "main.js");
+      }
+      await ctx.services.start(scn, name, {}, { entry });
+    }
+    return { versions, reg, workload, admin, scn };
+  },
 
-  const tracker = new Tracker();
-  const watchStop = new AbortController();
-  const signal = AbortSignal.any([run.signal, watchStop.signal]);
-  let listed!: () => void;
-  const ready = new Promise<void>((r) => {
-    listed = r;
-  });
-  const watching = watchRequests(admin, scn.namespace, tracker, signal, { restarts: 0 }, listed);
-  await ready;
-  const clientStats = { retries: 0 };
-  const send = async (client: KubeClient, name: string, i: number, s: Sample) => {
-    const rr = [
-      () => clusterRequest(scn.namespace, name, i, TASKS),
-      () => gitRequest(workload, scn.namespace, name, i, { cache: "auto" }),
-      () =>
-        newRequest(
-          scn.namespace,
-          name,
-          { [LABEL_RESOLVER_TYPE]: "bundles" },
-          { bundle: reg.ref(`fleet/task:b-${i % BUNDLES}`), name: `b-${i % BUNDLES}`, kind: "task" },
-        ),
-    ][i % 3]?.();
-    if (!rr) throw new Error("unreachable");
-    await createWithRetry(client, rr, clientStats, run.signal);
-    s.created = performance.now();
-  };
-  log(`burst of ${N} requests`);
-  const batch = await runBatch({
-    clients: Array.from({ length: CONCURRENCY }, () => admin),
-    prefix: "burst",
-    n: N,
-    tracker,
-    signal: run.signal,
-    send,
-  });
-  const peak = Object.fromEntries(services.running.map((s) => [s.name, MiB(vmKiB(s.pid, "VmHWM"))]));
-  const failed = batch.samples.filter((s) => s.failed !== undefined);
-  const latency = summarize(batch.samples.flatMap((s) => (s.done === undefined ? [] : [s.done - s.t0])));
-  const seconds = round((batch.end - batch.start) / 1000, 1);
-  log(`burst done in ${seconds} s, ${failed.length} failed; idle ${SETTLE_S} s`);
-  await sleep(SETTLE_S * 1000);
-  const after = Object.fromEntries(services.running.map((s) => [s.name, rssMiB(s.pid)]));
-  watchStop.abort();
-  await watching.catch(() => {});
-  run.finish();
+  phases: (ctx, { reg, workload, admin, scn }) =>
+    onePhase("burst", async () => {
+      const f = ctx.flags;
+      const rss = (field: "VmRSS" | "VmHWM") =>
+        Object.fromEntries(ctx.services.running.map((s) => [s.name, MiB(vmKiB(s.pid, field))]));
+      log(`idle ${f.settle} s`);
+      await sleep(f.settle * 1000);
+      const rest = rss("VmRSS");
+      const watch = trackRequests(ctx.signal, admin, scn.namespace);
+      const { tracker } = watch;
+      await watch.ready;
+      const clientStats = { retries: 0 };
+      const send = async (client: KubeClient, name: string, i: number, s: Sample) => {
+        const b = i % f.bundles;
+        const rr = [
+          () => clusterRequest(scn.namespace, name, i, f.tasks),
+          () => gitRequest(workload, scn.namespace, name, i, { cache: "auto" }),
+          () =>
+            newRequest(
+              scn.namespace,
+              name,
+              { [LABEL_RESOLVER_TYPE]: "bundles" },
+              { bundle: reg.ref(`fleet/task:b-${b}`), name: `b-${b}`, kind: "task" },
+            ),
+        ][i % 3]!();
+        await createWithRetry(client, rr, clientStats, ctx.signal);
+        s.created = performance.now();
+      };
+      log(`burst of ${f.requests} requests`);
+      const clients = Array.from({ length: f.concurrency }, () => admin);
+      const batch = await runBatch({
+        clients,
+        prefix: "burst",
+        n: f.requests,
+        tracker,
+        signal: ctx.signal,
+        send,
+      });
+      const peak = rss("VmHWM");
+      await watch.stop();
+      const failed = batch.samples.filter((s) => s.failed !== undefined);
+      const seconds = round((batch.end - batch.start) / 1000, 1);
+      log(`burst done in ${seconds} s, ${failed.length} failed; idle ${f.settle} s`);
+      await sleep(f.settle * 1000);
+      const latency = summarize(batch.samples.flatMap((s) => (s.done === undefined ? [] : [s.done - s.t0])));
+      return { seconds, failed, latency, rest, peak, after: rss("VmRSS") };
+    }),
 
-  const rows = services.running.map((s) => [
-    s.name,
-    String(rest[s.name]),
-    String(peak[s.name]),
-    String(after[s.name]),
-  ]);
-  const total = (m: Record<string, number>) =>
-    String(
+  result: (ctx, { versions }, [m]) => {
+    if (!m) throw new Error("the burst did not run");
+    const { rest, peak, after, latency, seconds } = m;
+    return {
+      machine: machineInfo(versions),
+      requests: ctx.flags.requests,
+      seconds,
+      failed: m.failed.length,
+      latency,
+      rest,
+      peak,
+      after,
+    };
+  },
+
+  report(r, ctx, _s, [m]) {
+    const total = (x: Record<string, number>) =>
       round(
-        Object.values(m).reduce((a, b) => a + b, 0),
+        Object.values(x).reduce((a, b) => a + b, 0),
         1,
-      ),
-    );
-  rows.push(["fleet (sum)", total(rest), total(peak), total(after)]);
-  process.stdout.write(
-    [
+      );
+    const rows = Object.keys(r.rest).map((name) => [name, r.rest[name], r.peak[name], r.after[name]]);
+    rows.push(["fleet (sum)", total(r.rest), total(r.peak), total(r.after)]);
+    const first = m?.failed[0]?.failed;
+    return [
+      `burst: ${r.requests} requests (cluster/git/bundle), ${ctx.flags.concurrency} clients: ${r.seconds} s, p50 ${round(r.latency.p50, 0)} ms, p99 ${round(r.latency.p99, 0)} ms, ${r.failed} failed${first ? ` (first: ${first})` : ""}`,
       "",
-      `burst: ${N} requests (cluster/git/bundle), ${CONCURRENCY} clients: ${seconds} s, p50 ${round(latency.p50, 0)} ms, p99 ${round(latency.p99, 0)} ms, ${failed.length} failed${failed[0] ? ` (first: ${failed[0].failed})` : ""}`,
-      "",
-      "| service | rest MiB | peak MiB | after MiB |",
-      "| --- | ---: | ---: | ---: |",
-      ...rows.map((r) => `| ${r.join(" | ")} |`),
-      "",
-    ].join("\n"),
-  );
-  if (flags.json) {
-    writeFileSync(
-      flags.json,
-      `${JSON.stringify({ machine: machineInfo({}), requests: N, seconds, failed: failed.length, latency, rest, peak, after }, null, 2)}\n`,
-    );
-  }
-  if (failed.length > 0) process.exitCode = 1;
-} finally {
-  await services.stopAll();
-  await git?.stop();
-  await registry?.dispose();
-  await cp?.stop();
-  rmSync(workDir, { recursive: true, force: true });
-}
+      markdownTable(["service", "rest MiB", "peak MiB", "after MiB"], rows),
+    ].join("\n");
+  },
+
+  ok: (r) => r.failed === 0,
+});

@@ -3,8 +3,6 @@
 // engine against engine (no Kubernetes: bench/git-large-history.ts measures
 // the same through the real service).
 //
-//   node bench/git-engines.ts [--tree-mb 156] [--runs 3] [--content source|fixture]
-//
 // Compares, for a cold cache, a new commit on the branch, and a hot cache:
 //   tekton   Tekton's git resolver: clone --depth=1 --no-checkout, fetch, checkout, read (per request)
 //   quarry   GitCliSource (the git resolver's engine): ref discovery in-process, blob-filtered fetch, ls-tree, cat-file
@@ -15,7 +13,7 @@
 // RSS it had before the operation: isomorphic-git's ref discovery, buffers).
 //
 // --content source (default) fills the tree with source-like text that packs
-// about 1.8:1 (bench/lib/git-repo.ts); --content fixture uses e2e/fixtures'
+// about 1.8:1 (bench/lib/git-repo.ts); --content fixture uses dev/harness'
 // addHistory, whose files are near-copies of each other, so the 156 MB tree
 // packs into a few MB (how the figures in services/git-resolver/README.md
 // were made).
@@ -23,10 +21,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { RepoBuilder } from "@quarry/devcluster/git-repos";
 import { startGitServer } from "@quarry/devcluster/git-server";
-import { GitCliSource } from "../services/git-resolver/src/git-cli-source.ts";
+import { GitCliSource } from "@quarry/git-resolver/engine/git-cli-source";
+import { onePhase, runBenchmark } from "./lib/benchmark.ts";
 import { GitTimeShim, run } from "./lib/git-procs.ts";
 import {
   bulkPath,
@@ -37,21 +35,17 @@ import {
   repoSizes,
   taskYaml,
 } from "./lib/git-repo.ts";
+import { markdownTable } from "./lib/phase-report.ts";
+import { log } from "./lib/run.ts";
+import { median } from "./lib/stats.ts";
 
-const { values } = parseArgs({
-  options: {
-    phase: { type: "string" },
-    engine: { type: "string" },
-    url: { type: "string" },
-    cache: { type: "string" },
-    "tree-mb": { type: "string", default: "156" },
-    runs: { type: "string", default: "3" },
-    content: { type: "string", default: "source" },
-  },
-});
+/** A measurement's child process gets its operation in this variable. */
+const OP = "QUARRY_GIT_ENGINES_OP";
 
-if (values.phase) {
-  await runPhase(values.engine ?? "", values.url ?? "", values.cache ?? "");
+const op = process.env[OP];
+if (op) {
+  const { engine, url, cache } = JSON.parse(op) as { engine: string; url: string; cache: string };
+  await runPhase(engine, url, cache);
   process.exit(0);
 }
 
@@ -88,11 +82,9 @@ interface Sample {
 async function measure(engine: string, url: string, cache: string): Promise<Sample> {
   const shim = new GitTimeShim();
   try {
-    const out = await run(
-      process.execPath,
-      [import.meta.filename, "--phase", "x", "--engine", engine, "--url", url, "--cache", cache],
-      { env: { ...process.env, PATH: shim.path() } },
-    );
+    const out = await run(process.execPath, [import.meta.filename], {
+      env: { ...process.env, PATH: shim.path(), [OP]: JSON.stringify({ engine, url, cache }) },
+    });
     const op = /op-ms ([\d.]+) node-growth-kib (\d+)/.exec(out);
     return {
       wallMs: Number(op?.[1]),
@@ -104,82 +96,125 @@ async function measure(engine: string, url: string, cache: string): Promise<Samp
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+await runBenchmark({
+  name: "git-engines",
+  about:
+    "The git engine against Tekton's way, without Kubernetes: cold, new commit and hot, each in a fresh process.",
+  deadline: 3600,
+  flags: {
+    "tree-mb": { type: "int", default: 156, min: 1, help: "size of the tip tree, in 32 KiB files" },
+    runs: {
+      type: "int",
+      default: 3,
+      min: 1,
+      help: "measurements of each engine and phase; the table shows medians",
+    },
+    content: {
+      type: "string",
+      default: "source",
+      choices: ["source", "fixture"],
+      help: "source: text that packs ~1.8:1; fixture: dev/harness' near-copies",
+    },
+  },
 
-const treeMb = Number(values["tree-mb"]);
-const runs = Number(values.runs);
-const content = values.content;
-if (content !== "source" && content !== "fixture") throw new Error(`--content must be source or fixture`);
-const server = await startGitServer();
-const files = Math.round((treeMb * 1024 * 1024) / (32 * 1024));
-console.error(`building a ${treeMb} MB tree (${files} files of 32 KiB, ${content} content)...`);
-const bare = join(server.root, "big.git");
-let newCommit: (i: number) => Promise<void>;
-let builder: RepoBuilder | undefined;
-if (content === "fixture") {
-  const repo = await RepoBuilder.create(server.root, "big.git");
-  builder = repo;
-  await repo.addHistory({
-    commits: 2,
-    files,
-    fileBytes: 32 * 1024,
-    filesPerCommit: 10,
-    taskPath: "task.yaml",
-  });
-  await repo.push();
-  newCommit = async (i) => {
-    repo.write("task.yaml", `apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: bench-${i}\n`);
-    repo.write(`history/0/f${i}.txt`, `changed ${i}\n`);
-    await repo.commit(`bench ${i}`);
-    await repo.push();
-  };
-} else {
-  await initBare(bare);
-  await fastImport(
-    bare,
-    historyCommits({ files, fileBytes: 32 * 1024, commits: 1, filesPerCommit: 10, taskPath: "task.yaml" }),
-  );
-  newCommit = async (i) => {
-    await commitFiles(
-      bare,
-      "main",
-      { "task.yaml": taskYaml(`bench-${i}`), [bulkPath("history", i)]: `changed ${i}\n` },
-      `bench ${i}`,
-    );
-  };
-}
-const sizes = await repoSizes(bare);
-console.error(`repository: ${(sizes.packBytes / 1e6).toFixed(1)} MB packed, ${sizes.objects} objects`);
-const url = server.url("big.git");
+  async setup(ctx) {
+    const f = ctx.flags;
+    const server = await startGitServer();
+    ctx.defer(() => server.stop());
+    const files = Math.round((f["tree-mb"] * 1024 * 1024) / (32 * 1024));
+    log(`building a ${f["tree-mb"]} MB tree (${files} files of 32 KiB, ${f.content} content)`);
+    const bare = join(server.root, "big.git");
+    let newCommit: (i: number) => Promise<void>;
+    if (f.content === "fixture") {
+      const repo = await RepoBuilder.create(server.root, "big.git");
+      ctx.defer(() => repo.dispose());
+      await repo.addHistory({
+        commits: 2,
+        files,
+        fileBytes: 32 * 1024,
+        filesPerCommit: 10,
+        taskPath: "task.yaml",
+      });
+      await repo.push();
+      newCommit = async (i) => {
+        repo.write("task.yaml", `apiVersion: tekton.dev/v1\nkind: Task\nmetadata:\n  name: bench-${i}\n`);
+        repo.write(`history/0/f${i}.txt`, `changed ${i}\n`);
+        await repo.commit(`bench ${i}`);
+        await repo.push();
+      };
+    } else {
+      await initBare(bare);
+      await fastImport(
+        bare,
+        historyCommits({
+          files,
+          fileBytes: 32 * 1024,
+          commits: 1,
+          filesPerCommit: 10,
+          taskPath: "task.yaml",
+        }),
+      );
+      newCommit = async (i) => {
+        const changed = { "task.yaml": taskYaml(`bench-${i}`), [bulkPath("history", i)]: `changed ${i}\n` };
+        await commitFiles(bare, "main", changed, `bench ${i}`);
+      };
+    }
+    const sizes = await repoSizes(bare);
+    log(`repository: ${(sizes.packBytes / 1e6).toFixed(1)} MB packed, ${sizes.objects} objects`);
+    return { url: server.url("big.git"), newCommit, sizes };
+  },
 
-const rows: [string, string, Sample[]][] = [];
-for (const engine of ["tekton", "quarry"]) {
-  const cold: Sample[] = [];
-  const next: Sample[] = [];
-  const hot: Sample[] = [];
-  for (let r = 0; r < runs; r++) {
-    const cache = mkdtempSync(join(tmpdir(), "quarry-bench-cache-"));
-    cold.push(await measure(engine, url, cache));
-    await newCommit(r + (engine === "tekton" ? 0 : 100));
-    next.push(await measure(engine, url, cache));
-    hot.push(await measure(engine, url, cache));
-    rmSync(cache, { recursive: true, force: true });
-  }
-  rows.push([engine, "cold", cold], [engine, "new commit", next], [engine, "hot", hot]);
-}
+  phases: (ctx, { url, newCommit }) =>
+    onePhase("engines", async () => {
+      const rows: { engine: string; phase: string; samples: Sample[] }[] = [];
+      for (const engine of ["tekton", "quarry"]) {
+        const cold: Sample[] = [];
+        const next: Sample[] = [];
+        const hot: Sample[] = [];
+        for (let r = 0; r < ctx.flags.runs && !ctx.signal.aborted; r++) {
+          const cache = mkdtempSync(join(tmpdir(), "quarry-bench-cache-"));
+          cold.push(await measure(engine, url, cache));
+          await newCommit(r + (engine === "tekton" ? 0 : 100));
+          next.push(await measure(engine, url, cache));
+          hot.push(await measure(engine, url, cache));
+          rmSync(cache, { recursive: true, force: true });
+        }
+        rows.push(
+          { engine, phase: "cold", samples: cold },
+          { engine, phase: "new commit", samples: next },
+          { engine, phase: "hot", samples: hot },
+        );
+      }
+      return rows;
+    }),
 
-console.log(
-  "| engine | phase | wall (median ms) | peak RSS of the largest git process (MB) | node RSS growth (MB) |",
-);
-console.log("|---|---|---|---|---|");
-for (const [engine, phase, samples] of rows) {
-  const node =
-    samples[0]?.nodeKiB === undefined
-      ? ""
-      : (median(samples.map((s) => s.nodeKiB ?? Number.NaN)) / 1024).toFixed(0);
-  console.log(
-    `| ${engine} | ${phase} | ${median(samples.map((s) => s.wallMs)).toFixed(0)} | ${(median(samples.map((s) => s.gitPeakKiB)) / 1024).toFixed(1)} | ${node} |`,
-  );
-}
-builder?.dispose();
-await server.stop();
+  result: (ctx, { sizes }, [rows = []]) => ({
+    benchmark: "git-engines",
+    date: new Date().toISOString(),
+    params: { treeMb: ctx.flags["tree-mb"], runs: ctx.flags.runs, content: ctx.flags.content },
+    repository: sizes,
+    medians: rows.map(({ engine, phase, samples }) => ({
+      engine,
+      phase,
+      wallMs: Math.round(median(samples.map((s) => s.wallMs))),
+      largestGitMiB: Number((median(samples.map((s) => s.gitPeakKiB)) / 1024).toFixed(1)),
+      nodeGrowthMiB:
+        engine === "quarry"
+          ? Math.round(median(samples.map((s) => s.nodeKiB ?? Number.NaN)) / 1024)
+          : undefined,
+    })),
+  }),
+
+  report: (r) =>
+    markdownTable(
+      [
+        "engine",
+        "phase",
+        "wall (median ms)",
+        "peak RSS of the largest git process (MB)",
+        "node RSS growth (MB)",
+      ],
+      r.medians.map((m) => [m.engine, m.phase, m.wallMs, m.largestGitMiB, m.nodeGrowthMiB ?? ""]),
+    ),
+  ok: (r, ctx) => r.medians.length === 6 && !ctx.signal.aborted,
+});

@@ -4,16 +4,14 @@
 // against Quarry's lifecycle-controller with its git, bundle and cluster resolvers. The two sides
 // take turns (only one side's processes run at a time, started fresh for each run, the requests
 // deleted between runs), and the order flips from one workload to the next.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
 import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
-import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
+import type { ControlPlane } from "@quarry/devcluster/controlplane";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
-import { installQuarryApi } from "@quarry/devcluster/install";
 import { kinds } from "@quarry/devcluster/kinds";
 import { type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import {
@@ -24,10 +22,10 @@ import {
   TEKTON_NAMESPACE,
   TEKTON_VERSION,
 } from "@quarry/devcluster/tekton";
-import { errorMessage, type KubeClient, RestKubeClient } from "@quarry/kube";
-import { adminClient } from "../e2e/harness/env.ts";
-import { newRequest, newScenario, type Scenario, setConfig, taskManifest } from "../e2e/harness/scenario.ts";
+import { newRequest, newScenario, type Scenario, setConfig, taskManifest } from "@quarry/harness/scenario";
+import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import { callsByClient, readAudit } from "./lib/audit.ts";
+import { type BenchContext, onePhase, runBenchmark } from "./lib/benchmark.ts";
 import {
   cachedRepo,
   fastImport,
@@ -47,14 +45,12 @@ import {
   deleteRequests,
   runBatch,
   type Sample,
-  startWatch,
-  Tracker,
-  watchRequests,
+  trackRequests,
 } from "./lib/requests.ts";
-import { BoundedRun, intFlag, log, sleep } from "./lib/run.ts";
+import { type BoundedRun, log, sleep } from "./lib/run.ts";
 import { BenchServices } from "./lib/service-stats.ts";
 import { type ProcessFigures, SideStats, sumFigures } from "./lib/side-stats.ts";
-import { round, summarize } from "./lib/stats.ts";
+import { median, round, summarize } from "./lib/stats.ts";
 import {
   findDescendant,
   installTektonResolvers,
@@ -67,56 +63,64 @@ type Side = (typeof SIDES)[number];
 const WORKLOADS = ["mixed", "burst", "large"] as const;
 type Workload = (typeof WORKLOADS)[number];
 
-const USAGE = `usage: node bench/tekton-vs-quarry.ts [options]
-  --mixed N         requests of the mixed workload (default 1000): git by branch, git by commit,
-                    bundle by tag, bundle by digest, cluster, in turn
-  --burst N         identical requests of the burst (default 200): git by branch, one file
-  --large-mb N      content of the large repository, half in the tip tree, half in history (default 300)
-  --large-commits N successive commits the large workload reads one file at (default 5)
-  --concurrency N   clients creating the mixed workload's requests (default 16; the burst uses 50)
-  --workloads LIST  comma-separated subset of ${WORKLOADS.join(",")} (default all)
-  --rounds N        runs of each side per workload, alternating (default 1)
-  --timeout D       both lifecycle controllers' default-maximum-resolution-timeout (default 10m)
-  --plots DIR       where the PNG plots go (default docs/images; "" for none)
-  --deadline S      the whole run stops after S seconds, torn down either way (default 3600)
-  --log-level L     Quarry's services' LOG_LEVEL (default info)
-  --json FILE       also write the JSON result to FILE`;
-
-const { values: flags } = parseArgs({
-  options: {
-    mixed: { type: "string", default: "1000" },
-    burst: { type: "string", default: "200" },
-    "large-mb": { type: "string", default: "300" },
-    "large-commits": { type: "string", default: "5" },
-    concurrency: { type: "string", default: "16" },
-    workloads: { type: "string", default: WORKLOADS.join(",") },
-    rounds: { type: "string", default: "1" },
-    timeout: { type: "string", default: "10m" },
-    plots: { type: "string", default: join(import.meta.dirname, "..", "docs", "images") },
-    deadline: { type: "string", default: "3600" },
-    "log-level": { type: "string", default: "info" },
-    json: { type: "string" },
-    help: { type: "boolean", short: "h" },
+const FLAGS = {
+  mixed: {
+    type: "int",
+    default: 1000,
+    min: 5,
+    help: "requests of the mixed workload: git by branch, git by commit, bundle by tag, bundle by digest, cluster, in turn",
   },
-});
-if (flags.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const MIXED = intFlag("mixed", flags.mixed, 5, USAGE);
-const BURST = intFlag("burst", flags.burst, 1, USAGE);
-const LARGE_MB = intFlag("large-mb", flags["large-mb"], 2, USAGE);
-const LARGE_COMMITS = intFlag("large-commits", flags["large-commits"], 1, USAGE);
-const CONCURRENCY = intFlag("concurrency", flags.concurrency, 1, USAGE);
-const ROUNDS = intFlag("rounds", flags.rounds, 1, USAGE);
-const DEADLINE_S = intFlag("deadline", flags.deadline, 60, USAGE);
-const workloads = flags.workloads.split(",").map((w) => w.trim()) as Workload[];
-for (const w of workloads) {
-  if (!WORKLOADS.includes(w)) {
-    console.error(`unknown workload "${w}"\n${USAGE}`);
-    process.exit(2);
-  }
-}
+  burst: {
+    type: "int",
+    default: 200,
+    min: 1,
+    help: "identical requests of the burst: git by branch, one file",
+  },
+  "large-mb": {
+    type: "int",
+    default: 300,
+    min: 2,
+    help: "content of the large repository, half in the tip tree, half in history",
+  },
+  "large-commits": {
+    type: "int",
+    default: 5,
+    min: 1,
+    help: "successive commits the large workload reads one file at",
+  },
+  concurrency: {
+    type: "int",
+    default: 16,
+    min: 1,
+    help: "clients creating the mixed workload's requests (the burst uses 50)",
+  },
+  workloads: {
+    type: "list",
+    default: WORKLOADS.join(","),
+    choices: WORKLOADS,
+    help: "a subset of the workloads",
+  },
+  rounds: { type: "int", default: 1, min: 1, help: "runs of each side per workload, alternating" },
+  timeout: {
+    type: "string",
+    default: "10m",
+    arg: "D",
+    help: "both lifecycle controllers' default-maximum-resolution-timeout",
+  },
+  plots: {
+    type: "string",
+    default: join(import.meta.dirname, "..", "docs", "images"),
+    arg: "DIR",
+    help: 'where the PNG plots go ("" for none)',
+  },
+  "log-level": { type: "string", default: "info", arg: "L", help: "Quarry's services' LOG_LEVEL" },
+} as const;
+
+// set from the flags when the run starts; read by the functions below
+let flags!: BenchContext<typeof FLAGS>["flags"];
+let run!: BoundedRun;
+let [MIXED, BURST, LARGE_MB, LARGE_COMMITS, CONCURRENCY, ROUNDS] = [0, 0, 0, 0, 0, 0];
+let workloads: Workload[] = [];
 
 const BURST_CLIENTS = 50;
 const DEFS = 20; // Tasks in the definitions repository and in the cluster
@@ -216,14 +220,10 @@ interface RunResult {
   perRequestMs: number[];
 }
 
-const run = new BoundedRun(DEADLINE_S);
-const runStart = performance.now();
 let cp: ControlPlane | undefined;
 let gitServer: GitServer | undefined;
 let registry: Registry | undefined;
-let scn: Scenario | undefined;
 let stopSide: (() => Promise<void>) | undefined;
-let exitCode = 1;
 
 /** Starts one side's processes; returns their pids (for the figures) and how to stop them. */
 async function startSide(
@@ -332,19 +332,9 @@ async function measure(
   const stats = new SideStats(started.procs);
   const gitFrom = gitServer!.log.length;
   registry!.clearLog();
-  const tracker = new Tracker();
-  const watchStats = { restarts: 0 };
   const clientStats = { retries: 0 };
-  const watch = startWatch(run.signal, (stop, listed) =>
-    watchRequests(
-      RestKubeClient.fromEnvironment(ctx.scn.cp.adminKubeconfig),
-      f.ns,
-      tracker,
-      stop,
-      watchStats,
-      listed,
-    ),
-  );
+  const watch = trackRequests(run.signal, RestKubeClient.fromEnvironment(ctx.scn.cp.adminKubeconfig), f.ns);
+  const { tracker } = watch;
   let batch: BatchResult;
   const wallFrom = Date.now();
   try {
@@ -435,12 +425,6 @@ async function measure(
 // ---- figures ----
 
 const ratio = (q: number, t: number) => (t > 0 && Number.isFinite(q) ? round(q / t, 2) : Number.NaN);
-const median = (xs: number[]) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 interface Row {
   label: string;
@@ -495,238 +479,245 @@ const COLORS: Record<Side, string> = { tekton: "#d9480f", quarry: "#1864ab" };
 
 function plot(w: Workload, results: RunResult[], dir: string): string {
   const file = join(dir, `tekton-vs-quarry-${w}.png`);
-  const first = (side: Side) => results.find((r) => r.workload === w && r.side === side);
-  if (w === "large") {
-    const series = SIDES.flatMap((side) => {
-      const r = first(side);
-      return r
-        ? [
-            {
-              label: `${side === "tekton" ? "Tekton" : "Quarry"}`,
-              color: COLORS[side],
-              markers: true,
-              points: r.perRequestMs.map((ms, i): [number, number] => [i, ms]),
-            },
-          ]
-        : [];
-    });
-    writePlotPng(
-      {
-        title: `One file from a ${LARGE_MB} MB repository at ${LARGE_COMMITS} successive commits`,
-        xLabel: "request (commit, oldest first)",
-        yLabel: "latency (ms)",
-        series,
-        xNames: Array.from({ length: LARGE_COMMITS }, (_, i) => `main~${LARGE_COMMITS - 1 - i}`),
-      },
-      file,
-    );
-  } else {
-    const n = w === "mixed" ? MIXED : BURST;
-    const series = SIDES.flatMap((side) => {
-      const r = first(side);
-      return r
-        ? [
-            {
-              label: `${side === "tekton" ? "Tekton" : "Quarry"} (${r.completed}/${n})`,
-              color: COLORS[side],
-              points: r.completions,
-            },
-          ]
-        : [];
-    });
-    writePlotPng(
-      {
-        title:
-          w === "mixed"
-            ? `${n} mixed requests (git branch/commit, bundle tag/digest, cluster): completions`
-            : `A burst of ${n} identical git requests: completions`,
-        xLabel: "seconds since the first create",
-        yLabel: "requests succeeded",
-        series,
-      },
-      file,
-    );
-  }
+  const n = w === "mixed" ? MIXED : BURST;
+  const series = SIDES.flatMap((side) => {
+    const r = results.find((x) => x.workload === w && x.side === side);
+    const name = side === "tekton" ? "Tekton" : "Quarry";
+    if (!r) return [];
+    return w === "large"
+      ? [
+          {
+            label: name,
+            color: COLORS[side],
+            markers: true,
+            points: r.perRequestMs.map((ms, i): [number, number] => [i, ms]),
+          },
+        ]
+      : [{ label: `${name} (${r.completed}/${n})`, color: COLORS[side], points: r.completions }];
+  });
+  writePlotPng(
+    w === "large"
+      ? {
+          title: `One file from a ${LARGE_MB} MB repository at ${LARGE_COMMITS} successive commits`,
+          xLabel: "request (commit, oldest first)",
+          yLabel: "latency (ms)",
+          series,
+          xNames: Array.from({ length: LARGE_COMMITS }, (_, i) => `main~${LARGE_COMMITS - 1 - i}`),
+        }
+      : {
+          title:
+            w === "mixed"
+              ? `${n} mixed requests (git branch/commit, bundle tag/digest, cluster): completions`
+              : `A burst of ${n} identical git requests: completions`,
+          xLabel: "seconds since the first create",
+          yLabel: "requests succeeded",
+          series,
+        },
+    file,
+  );
   return file;
 }
 
 // ---- the run ----
 
-try {
-  const versions = {
-    ...controlPlaneVersions(),
-    git: versionOf("git", ["--version"]),
-    tekton: TEKTON_VERSION,
-  };
-  log("building (or finding) Tekton's controller and resolvers");
-  const tektonDir = await buildTekton(run.signal);
+await runBenchmark({
+  name: "tekton-vs-quarry",
+  about: "Tekton Pipelines' own resolvers side by side with Quarry's, on the same requests, taking turns.",
+  deadline: 3600,
+  flags: FLAGS,
+  notes: "quick: --mixed 50 --burst 20 --large-mb 10 --large-commits 3 --plots /tmp/plots",
+  async setup(ctx) {
+    flags = ctx.flags;
+    run = ctx.run;
+    [MIXED, BURST, LARGE_MB, LARGE_COMMITS, CONCURRENCY, ROUNDS] = [
+      flags.mixed,
+      flags.burst,
+      flags["large-mb"],
+      flags["large-commits"],
+      flags.concurrency,
+      flags.rounds,
+    ];
+    workloads = flags.workloads as Workload[];
+    return {};
+  },
+  phases: (ctx) =>
+    onePhase("sides", async () => {
+      const out: string[] = [];
+      const versions = {
+        ...controlPlaneVersions(),
+        git: versionOf("git", ["--version"]),
+        tekton: TEKTON_VERSION,
+      };
+      log("building (or finding) Tekton's controller and resolvers");
+      const tektonDir = await buildTekton(run.signal);
 
-  // ---- the large repository: generated once, cached under ~/.cache/quarry/bench ----
-  const treeFiles = Math.max(1, Math.round(((LARGE_MB / 2) * 1024) / FILE_KIB));
-  const historyCommitsN = Math.max(LARGE_COMMITS, 100);
-  const perCommit = Math.max(1, Math.ceil(((LARGE_MB / 2) * 1024) / FILE_KIB / historyCommitsN));
-  const key = `tekton-vs-quarry-v1-${treeFiles}x${FILE_KIB}k-${historyCommitsN}x${perCommit}`;
-  let largeCache: string | undefined;
-  if (workloads.includes("large")) {
-    const g0 = performance.now();
-    const { gitDir, built } = await cachedRepo(key, async (dir) => {
-      log(`generating ${key} (${LARGE_MB} MB of content; once, then cached)`);
-      await fastImport(
-        dir,
-        historyCommits({
-          files: treeFiles,
-          fileBytes: FILE_KIB * 1024,
-          commits: historyCommitsN,
-          filesPerCommit: perCommit,
-          taskPath: "task.yaml",
-        }),
-      );
-    });
-    largeCache = gitDir;
-    log(
-      `large repository ${built ? "generated" : "cached"} in ${round((performance.now() - g0) / 1000, 1)} s`,
-    );
-  }
-
-  // ---- servers ----
-  const plane = await startControlPlane({ log: (m) => log(`controlplane: ${m}`), auditLog: true });
-  cp = plane;
-  for (const comm of ["kube-apiserver", "etcd"]) run.track(childPids(process.pid, comm)[0]);
-  const info = {
-    server: plane.server,
-    caFile: plane.caFile,
-    dir: plane.dir,
-    adminKubeconfig: plane.adminKubeconfig,
-  };
-  const admin = adminClient(info);
-  await installQuarryApi(admin, { runCrds: "none" });
-  await installTektonPipelines(admin, tektonDir);
-  await setTektonConfig(admin, "config-defaults", { "default-maximum-resolution-timeout": flags.timeout });
-  await installTektonResolvers(admin, {
-    // as released but hub and http off: neither is measured, and hub would reach for the internet
-    "resolvers-feature-flags": { "enable-hub-resolver": "false", "enable-http-resolver": "false" },
-    "git-resolver-config": { "fetch-timeout": "5m" },
-  });
-  gitServer = await startGitServer();
-  registry = await startRegistry();
-  run.track(childPids(process.pid, "registry")[0]);
-
-  const s = await newScenario("bench-tvq", { cp: info });
-  scn = s;
-  const ns = s.namespace;
-  // Tekton's bundle resolver reads the request namespace's default ServiceAccount (bundleresolver-config)
-  await applyObject(admin, {
-    apiVersion: "v1",
-    kind: "ServiceAccount",
-    metadata: { name: "default", namespace: ns },
-  });
-  await setConfig(s, "lifecycle-controller-config", { "default-maximum-resolution-timeout": flags.timeout });
-  await setConfig(s, "git-resolver-config", { "fetch-timeout": "5m" });
-  for (let j = 0; j < DEFS; j++) await applyObject(admin, taskManifest(ns, `task-${j}`));
-
-  const defsDir = join(gitServer.root, "defs.git");
-  await initBare(defsDir);
-  await fastImport(defsDir, [
-    {
-      ref: "refs/heads/main",
-      message: "definitions",
-      when: Math.floor(Date.now() / 1000),
-      files: Array.from({ length: DEFS }, (_, j): [string, string] => [
-        `tasks/task-${j}.yaml`,
-        taskYaml(`task-${j}`),
-      ]),
-    },
-  ]);
-  const defsCommit = await revParse(defsDir, "refs/heads/main");
-  let largeCommits: string[] = [];
-  let largeSizes: { packBytes: number; objects: number } | undefined;
-  if (largeCache) {
-    const served = await serveShared(largeCache, gitServer.root, "large.git");
-    largeCommits = [];
-    for (let i = LARGE_COMMITS - 1; i >= 0; i--)
-      largeCommits.push(await revParse(served, `refs/heads/main~${i}`));
-    largeSizes = await repoSizes(largeCache);
-  }
-  const reg = registry;
-  log(`pushing ${BUNDLES} bundles`);
-  const bundleTags: string[] = [];
-  const bundleDigests: string[] = [];
-  for (let b = 0; b < BUNDLES; b++) {
-    const tag = reg.ref(`bench/b-${b}:v1`);
-    const { digest } = await tknBundlePush(tag, [taskYaml(`b-${b}`)]);
-    bundleTags.push(tag);
-    bundleDigests.push(`${reg.host}/bench/b-${b}@${digest}`);
-  }
-  const fixtures: Fixtures = {
-    ns,
-    defsUrl: gitServer.url("defs.git"),
-    defsCommit,
-    largeUrl: gitServer.url("large.git"),
-    largeCommits,
-    bundleTags,
-    bundleDigests,
-  };
-  // Tekton's logs outlive the control plane's directory, for a look after the run
-  const logDir = mkdtempSync(join(tmpdir(), "quarry-tekton-vs-quarry-logs-"));
-  log(`Tekton's logs: ${logDir}`);
-  const ctxBase = { admin, tektonDir, scn: s, hostPorts: [gitServer.port, reg.port], logDir };
-
-  const results: RunResult[] = [];
-  let runNo = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [wi, w] of workloads.entries()) {
-      const order: Side[] = (r + wi) % 2 === 0 ? ["tekton", "quarry"] : ["quarry", "tekton"];
-      for (const side of order) {
-        if (run.signal.aborted) throw run.signal.reason;
-        results.push(await measure(w, side, r, fixtures, { ...ctxBase, cacheRun: String(runNo++) }));
+      // ---- the large repository: generated once, cached under ~/.cache/quarry/bench ----
+      const treeFiles = Math.max(1, Math.round(((LARGE_MB / 2) * 1024) / FILE_KIB));
+      const historyCommitsN = Math.max(LARGE_COMMITS, 100);
+      const perCommit = Math.max(1, Math.ceil(((LARGE_MB / 2) * 1024) / FILE_KIB / historyCommitsN));
+      const key = `tekton-vs-quarry-v1-${treeFiles}x${FILE_KIB}k-${historyCommitsN}x${perCommit}`;
+      let largeCache: string | undefined;
+      if (workloads.includes("large")) {
+        const g0 = performance.now();
+        const { gitDir, built } = await cachedRepo(key, async (dir) => {
+          log(`generating ${key} (${LARGE_MB} MB of content; once, then cached)`);
+          await fastImport(
+            dir,
+            historyCommits({
+              files: treeFiles,
+              fileBytes: FILE_KIB * 1024,
+              commits: historyCommitsN,
+              filesPerCommit: perCommit,
+              taskPath: "task.yaml",
+            }),
+          );
+        });
+        largeCache = gitDir;
+        log(
+          `large repository ${built ? "generated" : "cached"} in ${round((performance.now() - g0) / 1000, 1)} s`,
+        );
       }
-    }
-  }
-  run.finish();
 
-  const tables = workloads.map((w) => tableFor(w, results));
-  const plots: string[] = [];
-  if (flags.plots) {
-    mkdirSync(flags.plots, { recursive: true });
-    for (const w of workloads) plots.push(plot(w, results, flags.plots));
-  }
-  console.log(
-    `\nTekton ${TEKTON_VERSION} (controller + resolvers) vs Quarry (lifecycle-controller + git/bundle/cluster resolvers)`,
-  );
-  console.log(`medians over ${ROUNDS} run(s) per side; ratios are Quarry/Tekton\n`);
-  for (const t of tables) console.log(`${t.text}\n`);
-  if (plots.length) console.log(`plots: ${plots.join(", ")}`);
-  const allOk = results.every((x) => x.completed === x.requests);
-  const json = {
-    benchmark: "tekton-vs-quarry",
-    date: new Date().toISOString(),
-    machine: machineInfo(versions),
-    params: {
-      mixed: MIXED,
-      burst: BURST,
-      burstClients: BURST_CLIENTS,
-      largeMb: LARGE_MB,
-      largeCommits: LARGE_COMMITS,
-      largeRepo: largeSizes,
-      concurrency: CONCURRENCY,
-      rounds: ROUNDS,
-      timeout: flags.timeout,
-    },
-    figures: Object.fromEntries(workloads.map((w, i) => [w, tables[i]!.figures])),
-    runs: results.map(({ completions: _c, ...rest }) => rest),
-    seconds: round((performance.now() - runStart) / 1000, 1),
-  };
-  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(json, null, 2)}\n`);
-  console.log(JSON.stringify(json));
-  exitCode = allOk ? 0 : 1;
-} catch (err) {
-  log(`failed: ${errorMessage(err)}`);
-  if (err instanceof Error && err.stack) log(err.stack);
-} finally {
-  await stopSide?.().catch(() => {});
-  await scn?.cleanup().catch(() => {});
-  await gitServer?.stop().catch(() => {});
-  await registry?.dispose().catch(() => {});
-  await cp?.stop().catch(() => {});
-  process.exit(exitCode);
-}
+      // ---- servers ----
+      const bench = await ctx.controlPlane({ auditLog: true, runCrds: "none" });
+      const plane = bench.cp;
+      cp = plane;
+      const info = {
+        server: plane.server,
+        caFile: plane.caFile,
+        dir: plane.dir,
+        adminKubeconfig: plane.adminKubeconfig,
+      };
+      const admin = bench.admin;
+      await installTektonPipelines(admin, tektonDir);
+      await setTektonConfig(admin, "config-defaults", {
+        "default-maximum-resolution-timeout": flags.timeout,
+      });
+      await installTektonResolvers(admin, {
+        // as released but hub and http off: neither is measured, and hub would reach for the internet
+        "resolvers-feature-flags": { "enable-hub-resolver": "false", "enable-http-resolver": "false" },
+        "git-resolver-config": { "fetch-timeout": "5m" },
+      });
+      gitServer = await startGitServer();
+      ctx.defer(() => gitServer?.stop());
+      registry = await startRegistry();
+      ctx.defer(() => registry?.dispose());
+      run.track(childPids(process.pid, "registry")[0]);
+
+      const s = await newScenario("bench-tvq", { cp: info });
+      ctx.defer(() => s.cleanup());
+      // the side running when the run stops goes first
+      ctx.defer(() => stopSide?.());
+      const ns = s.namespace;
+      // Tekton's bundle resolver reads the request namespace's default ServiceAccount (bundleresolver-config)
+      await applyObject(admin, {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "default", namespace: ns },
+      });
+      await setConfig(s, "lifecycle-controller-config", {
+        "default-maximum-resolution-timeout": flags.timeout,
+      });
+      await setConfig(s, "git-resolver-config", { "fetch-timeout": "5m" });
+      for (let j = 0; j < DEFS; j++) await applyObject(admin, taskManifest(ns, `task-${j}`));
+
+      const defsDir = join(gitServer.root, "defs.git");
+      await initBare(defsDir);
+      await fastImport(defsDir, [
+        {
+          ref: "refs/heads/main",
+          message: "definitions",
+          when: Math.floor(Date.now() / 1000),
+          files: Array.from({ length: DEFS }, (_, j): [string, string] => [
+            `tasks/task-${j}.yaml`,
+            taskYaml(`task-${j}`),
+          ]),
+        },
+      ]);
+      const defsCommit = await revParse(defsDir, "refs/heads/main");
+      let largeCommits: string[] = [];
+      let largeSizes: { packBytes: number; objects: number } | undefined;
+      if (largeCache) {
+        const served = await serveShared(largeCache, gitServer.root, "large.git");
+        largeCommits = [];
+        for (let i = LARGE_COMMITS - 1; i >= 0; i--)
+          largeCommits.push(await revParse(served, `refs/heads/main~${i}`));
+        largeSizes = await repoSizes(largeCache);
+      }
+      const reg = registry;
+      log(`pushing ${BUNDLES} bundles`);
+      const bundleTags: string[] = [];
+      const bundleDigests: string[] = [];
+      for (let b = 0; b < BUNDLES; b++) {
+        const tag = reg.ref(`bench/b-${b}:v1`);
+        const { digest } = await tknBundlePush(tag, [taskYaml(`b-${b}`)]);
+        bundleTags.push(tag);
+        bundleDigests.push(`${reg.host}/bench/b-${b}@${digest}`);
+      }
+      const fixtures: Fixtures = {
+        ns,
+        defsUrl: gitServer.url("defs.git"),
+        defsCommit,
+        largeUrl: gitServer.url("large.git"),
+        largeCommits,
+        bundleTags,
+        bundleDigests,
+      };
+      // Tekton's logs outlive the control plane's directory, for a look after the run
+      const logDir = mkdtempSync(join(tmpdir(), "quarry-tekton-vs-quarry-logs-"));
+      log(`Tekton's logs: ${logDir}`);
+      const ctxBase = { admin, tektonDir, scn: s, hostPorts: [gitServer.port, reg.port], logDir };
+
+      const results: RunResult[] = [];
+      let runNo = 0;
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const [wi, w] of workloads.entries()) {
+          const order: Side[] = (r + wi) % 2 === 0 ? ["tekton", "quarry"] : ["quarry", "tekton"];
+          for (const side of order) {
+            if (run.signal.aborted) throw run.signal.reason;
+            results.push(await measure(w, side, r, fixtures, { ...ctxBase, cacheRun: String(runNo++) }));
+          }
+        }
+      }
+
+      const tables = workloads.map((w) => tableFor(w, results));
+      const plots: string[] = [];
+      if (flags.plots) {
+        mkdirSync(flags.plots, { recursive: true });
+        for (const w of workloads) plots.push(plot(w, results, flags.plots));
+      }
+      out.push(
+        `\nTekton ${TEKTON_VERSION} (controller + resolvers) vs Quarry (lifecycle-controller + git/bundle/cluster resolvers)`,
+      );
+      out.push(`medians over ${ROUNDS} run(s) per side; ratios are Quarry/Tekton\n`);
+      for (const t of tables) out.push(`${t.text}\n`);
+      if (plots.length) out.push(`plots: ${plots.join(", ")}`);
+      const allOk = results.every((x) => x.completed === x.requests);
+      const json = {
+        benchmark: "tekton-vs-quarry",
+        date: new Date().toISOString(),
+        machine: machineInfo(versions),
+        params: {
+          mixed: MIXED,
+          burst: BURST,
+          burstClients: BURST_CLIENTS,
+          largeMb: LARGE_MB,
+          largeCommits: LARGE_COMMITS,
+          largeRepo: largeSizes,
+          concurrency: CONCURRENCY,
+          rounds: ROUNDS,
+          timeout: flags.timeout,
+        },
+        figures: Object.fromEntries(workloads.map((w, i) => [w, tables[i]!.figures])),
+        runs: results.map(({ completions: _c, ...rest }) => rest),
+        seconds: round((performance.now() - ctx.startedAt) / 1000, 1),
+      };
+      return { json, text: out.join("\n"), allOk };
+    }),
+  result: (_ctx, _s, [m]) => {
+    if (!m) throw new Error("no run");
+    return m.json;
+  },
+  report: (_r, _ctx, _s, [m]) => m?.text ?? "",
+  ok: (_r, _ctx, _s, [m]) => m?.allOk === true,
+});

@@ -23,7 +23,7 @@ import {
 } from "@quarry/devcluster/node";
 import { repoRoot } from "@quarry/devcluster/paths";
 import { buildTekton } from "@quarry/devcluster/tekton";
-import { adminClient } from "./harness/env.ts";
+import { adminClient } from "@quarry/harness/env";
 
 // --in-cluster: the suite in e2e/in-cluster (helm installs the fleet as pods), against a control
 // plane configured as a real cluster is (ServiceAccount admission on), every file on the node
@@ -35,7 +35,7 @@ const files = readdirSync(scenarioDir)
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
 const nodeFiles = inCluster ? files : files.filter(needsNode);
-// Tekton Pipelines' own controller as Quarry's client (e2e/harness/tekton.ts): its build (minutes
+// Tekton Pipelines' own controller as Quarry's client (dev/harness/src/tekton.ts): its build (minutes
 // the first time; quarry_setup starts it too) goes on while the other scenarios run, and the
 // scenarios run build-tekton.sh again, which waits on the build's lock or reports its error.
 const tektonFiles = files.filter((f) => basename(f).startsWith("tekton-interop-"));

@@ -7,7 +7,7 @@
 // it (Node follows symlinks to the real path, so modules load from outside
 // node_modules), and <app>/<path>/node_modules links back to the store entry's
 // siblings so the lib still finds its own dependencies.
-// Used by images/Dockerfile and images/build-layout.ts; no dependencies.
+// Used by images/Dockerfile and dev/image-builder/src/build-layout.ts; no dependencies.
 // Usage: node images/relink-workspace.ts <deployed-dir>
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join, relative } from "node:path";

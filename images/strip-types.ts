@@ -6,7 +6,7 @@
 // loads Node's type stripper (a Wasm build of swc), 17-19 MiB of RSS for the
 // process's whole life (docs/performance.md, "Fleet memory"); the image's
 // entrypoint then runs src/main.js.
-// Used by images/Dockerfile and images/build-layout.ts after relink-workspace.ts; no dependencies.
+// Used by images/Dockerfile and dev/image-builder/src/build-layout.ts after relink-workspace.ts; no dependencies.
 // Usage: node images/strip-types.ts <deployed-dir>
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";

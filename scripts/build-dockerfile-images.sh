@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds images/Dockerfile, unchanged, for each service without a container engine or Docker
-# Hub, then runs every image it built and checks it (images/check-dockerfile-image.ts).
+# Hub, then runs every image it built and checks it (dev/image-builder/src/check-dockerfile-image.ts).
 #   bash scripts/build-dockerfile-images.sh [service...]      (default: all six; pnpm images:dockerfile)
 # - buildah (Debian's) builds without a daemon: chroot isolation, vfs storage, host network (the
 #   build stage installs from the npm registry, the git resolver's stage from deb.debian.org).
@@ -196,7 +196,7 @@ for s in "${services[@]}"; do
   bh inspect --type image "$image" | node -e '
     let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.stringify(JSON.parse(s).OCIv1.config)));' >"$state/config-$s.json"
   status=0
-  node images/check-dockerfile-image.ts "$s" "$mnt" "$state/config-$s.json" || status=$?
+  node dev/image-builder/src/check-dockerfile-image.ts "$s" "$mnt" "$state/config-$s.json" || status=$?
   bh umount "$ctr" >/dev/null
   bh rm "$ctr" >/dev/null
   trap - EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds helm (the charts' lint, template and render tool) from the Go module
 # proxy at a pinned version and caches it by version and Go version, like
-# libs/devcluster/src/build-oci-tools.sh: no internet here but the module proxy.
+# dev/devcluster/src/build-oci-tools.sh: no internet here but the module proxy.
 # Prints the directory holding `helm` on its last line of stdout.
 set -euo pipefail
 

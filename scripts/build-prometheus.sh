@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Prometheus (the server: scrape, TSDB, HTTP query API) from the Go module proxy at a pinned
 # version and caches it by version and Go version, like scripts/build-helm.sh. Only
-# bench/render-dashboard.ts uses it (the dashboard screenshot in docs/operator-guide.md); no test
-# or CI step does. Its web UI's assets are not built (the API is all the renderer needs).
+# dev/dashboard/src/render-dashboard.ts uses it (the dashboard screenshot in docs/operator-guide.md);
+# no test or CI step does. Its web UI's assets are not built (the API is all the renderer needs).
 # Prints the directory holding `prometheus` on its last line of stdout.
 set -euo pipefail
 

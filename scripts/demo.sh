@@ -5,4 +5,4 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 quarry_setup
 cd "$QUARRY_ROOT"
-exec node cli/src/main.ts demo "$@"
+exec node dev/demo/src/main.ts "$@"

@@ -66,27 +66,27 @@ quarry_setup() {
   quarry_ensure_system_tools
   quarry_ensure_deps
   echo "[setup] control-plane binaries (built once from the Go module proxy, then cached)" >&2
-  bash "$QUARRY_ROOT/libs/devcluster/src/build-binaries.sh" >/dev/null
+  bash "$QUARRY_ROOT/dev/devcluster/src/build-binaries.sh" >/dev/null
   # The test node (kubelet, kube-controller-manager, kube-scheduler; containerd from Debian) builds
   # in the background while lint and unit tests run; the e2e runner waits for it only when a
   # scenario needs the node.
   mkdir -p "$QUARRY_CACHE/logs"
   echo "[setup] test-node binaries in the background (log: $QUARRY_CACHE/logs/build-node.log)" >&2
-  bash "$QUARRY_ROOT/libs/devcluster/src/build-node.sh" >"$QUARRY_CACHE/logs/build-node.log" 2>&1 </dev/null &
+  bash "$QUARRY_ROOT/dev/devcluster/src/build-node.sh" >"$QUARRY_CACHE/logs/build-node.log" 2>&1 </dev/null &
   echo "[setup] OCI registry, crane and tkn for the bundle scenarios (built once from the Go module proxy, then cached)" >&2
-  bash "$QUARRY_ROOT/libs/devcluster/src/build-oci-tools.sh" >/dev/null
+  bash "$QUARRY_ROOT/dev/devcluster/src/build-oci-tools.sh" >/dev/null
   # helm (chart lint, template tests, deploy/ rendering) in the background: its users run
   # scripts/build-helm.sh themselves, which waits on the build's lock and then finds it cached.
   echo "[setup] helm in the background (log: $QUARRY_CACHE/logs/build-helm.log)" >&2
   bash "$QUARRY_ROOT/scripts/build-helm.sh" >"$QUARRY_CACHE/logs/build-helm.log" 2>&1 </dev/null &
   # Jaeger v2 (the OTLP receiver of the traces-* scenarios; ~17 min the first time on 2 cores) in
-  # the background the same way: libs/devcluster/src/jaeger.ts runs build-jaeger.sh, which waits on
+  # the background the same way: dev/devcluster/src/jaeger.ts runs build-jaeger.sh, which waits on
   # the build's lock and then finds it cached.
   echo "[setup] jaeger in the background (log: $QUARRY_CACHE/logs/build-jaeger.log)" >&2
-  bash "$QUARRY_ROOT/libs/devcluster/src/build-jaeger.sh" >"$QUARRY_CACHE/logs/build-jaeger.log" 2>&1 </dev/null &
+  bash "$QUARRY_ROOT/dev/devcluster/src/build-jaeger.sh" >"$QUARRY_CACHE/logs/build-jaeger.log" 2>&1 </dev/null &
   # Tekton Pipelines' controller and resolvers (the tekton-interop-* scenarios run Tekton's controller
   # against Quarry; ~10 min the first time on 2 cores) in the background the same way:
-  # libs/devcluster/src/tekton.ts runs build-tekton.sh, which waits on the build's lock.
+  # dev/devcluster/src/tekton.ts runs build-tekton.sh, which waits on the build's lock.
   echo "[setup] Tekton Pipelines in the background (log: $QUARRY_CACHE/logs/build-tekton.log)" >&2
-  bash "$QUARRY_ROOT/libs/devcluster/src/build-tekton.sh" >"$QUARRY_CACHE/logs/build-tekton.log" 2>&1 </dev/null &
+  bash "$QUARRY_ROOT/dev/devcluster/src/build-tekton.sh" >"$QUARRY_CACHE/logs/build-tekton.log" 2>&1 </dev/null &
 }

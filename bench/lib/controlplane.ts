@@ -4,8 +4,8 @@
 
 import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
 import { installQuarryApi, installTektonCrds } from "@quarry/devcluster/install";
+import { adminClient, type SharedControlPlane } from "@quarry/harness/env";
 import type { KubeClient } from "@quarry/kube";
-import { adminClient, type SharedControlPlane } from "../../e2e/harness/env.ts";
 import { childPids } from "./proc.ts";
 import { type BoundedRun, log } from "./run.ts";
 
@@ -20,7 +20,11 @@ export interface BenchControlPlane {
 export async function startBenchControlPlane(
   run: BoundedRun,
   onStarted: (cp: ControlPlane) => void,
-  opts: { tekton?: boolean; auditLog?: boolean } = {},
+  opts: {
+    tekton?: boolean;
+    auditLog?: boolean;
+    runCrds?: NonNullable<Parameters<typeof installQuarryApi>[1]>["runCrds"];
+  } = {},
 ): Promise<BenchControlPlane> {
   const cp = await startControlPlane({ log: (m) => log(`controlplane: ${m}`), auditLog: opts.auditLog });
   onStarted(cp);
@@ -31,7 +35,7 @@ export async function startBenchControlPlane(
   for (const pid of Object.values(pids)) run.track(pid);
   const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
   const admin = adminClient(info);
-  await installQuarryApi(admin);
+  await installQuarryApi(admin, opts.runCrds ? { runCrds: opts.runCrds } : undefined);
   if (opts.tekton) await installTektonCrds(admin);
   return { cp, pids, info, admin };
 }

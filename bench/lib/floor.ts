@@ -5,16 +5,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
-import type { ControlPlane } from "@quarry/devcluster/controlplane";
 import { repoRoot } from "@quarry/devcluster/paths";
-import type { RunningService } from "@quarry/devcluster/service";
+import { newRequest, newScenario } from "@quarry/harness/scenario";
 import { errorMessage, type KubeClient } from "@quarry/kube";
-import type { SharedControlPlane } from "../../e2e/harness/env.ts";
-import { newRequest, newScenario, type Scenario } from "../../e2e/harness/scenario.ts";
+import type { BenchControlPlane } from "./controlplane.ts";
 import { type PhaseOptions, type PhaseResult, runPhase } from "./phase.ts";
 import { createWithRetry, type Sample, withRetry } from "./requests.ts";
 import { log } from "./run.ts";
-import { type ServiceFigures, type ServiceStats, stopService } from "./service-stats.ts";
+import { type BenchServices, type ServiceFigures, stopService } from "./service-stats.ts";
 
 /** What the floor's client writes as status.data: a small Task. */
 export const FLOOR_DATA = Buffer.from(
@@ -27,7 +25,7 @@ export const FLOOR_DATA = Buffer.from(
  */
 export type FloorShape = (i: number) => { params?: Record<string, string>; status: Record<string, unknown> };
 
-export const DEFAULT_FLOOR_SHAPE: FloorShape = () => ({ status: { data: FLOOR_DATA } });
+const DEFAULT_FLOOR_SHAPE: FloorShape = () => ({ status: { data: FLOOR_DATA } });
 
 /** The floor's per-request client: create (labelled git, no resolver runs), then write the status. */
 export function floorSend(
@@ -123,10 +121,8 @@ export type Send = PhaseOptions["send"];
  * `wrap` adapts the client (e.g. a closed loop that waits for completion).
  */
 export async function runSameRunFloor(opts: {
-  info: SharedControlPlane;
-  cp: ControlPlane;
-  pids: PhaseOptions["pids"];
-  start: (scn: Scenario, service: string) => Promise<{ svc: RunningService; stats: ServiceStats }>;
+  plane: Pick<BenchControlPlane, "info" | "cp" | "pids">;
+  services: Pick<BenchServices, "start">;
   concurrency: number;
   warmup: number;
   requests: number;
@@ -136,15 +132,15 @@ export async function runSameRunFloor(opts: {
   wrap?: (send: Send) => Send;
   shape?: FloorShape;
 }): Promise<{ phase: PhaseResult; controller: ServiceFigures }> {
-  const fscn = await newScenario("bench-floor", { cp: opts.info });
-  const lc = await opts.start(fscn, "lifecycle-controller");
+  const fscn = await newScenario("bench-floor", { cp: opts.plane.info });
+  const lc = await opts.services.start(fscn, "lifecycle-controller");
   const send = floorSend(fscn.namespace, opts.clientStats, opts.signal, opts.shape);
   const phase = await runPhase({
     name: "floor",
-    cp: opts.cp,
+    cp: opts.plane.cp,
     namespace: fscn.namespace,
     services: [lc.svc],
-    pids: opts.pids,
+    pids: opts.plane.pids,
     concurrency: opts.concurrency,
     warmup: opts.warmup,
     requests: opts.requests,

@@ -97,7 +97,7 @@ function findOnPath(bin: string): string {
 }
 
 /** Direct children of every thread of `pid` (/proc/<pid>/task/<tid>/children). */
-export function childrenOf(pid: number): number[] {
+function childrenOf(pid: number): number[] {
   const out: number[] = [];
   let tasks: string[];
   try {
@@ -128,7 +128,7 @@ export function descendantsOf(pid: number): number[] {
 }
 
 /** Proportional set size (KiB) of a process: shared pages split between their users, so sums add up. */
-export function pssKiB(pid: number): number | undefined {
+function pssKiB(pid: number): number | undefined {
   try {
     const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
     return m ? Number(m[1]) : undefined;

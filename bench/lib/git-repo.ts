@@ -4,7 +4,7 @@
 // share long runs, so git's delta compression finds nothing either), large
 // histories cached across runs, and new commits on branches.
 //
-// Not e2e/fixtures' addHistory: its file content comes from a generator whose
+// Not dev/harness' addHistory: its file content comes from a generator whose
 // states collapse onto one short cycle, so every file is a shifted copy of the
 // same text and a "156 MB" tree packs into a few MB (git deltas one file
 // against another). Benchmarks that are about bytes on the wire need content
@@ -186,7 +186,7 @@ export function historyCommits(opts: HistoryOptions, startWhen = 1_700_000_000):
 }
 
 /** Where generated repositories are kept between runs: $QUARRY_CACHE/bench (default ~/.cache/quarry/bench). */
-export function benchCacheDir(): string {
+function benchCacheDir(): string {
   return join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "bench");
 }
 

@@ -3,9 +3,10 @@
 // through the resolver SDK's successStatus(), as the service does, plus the
 // observedGeneration the SDK adds. Benchmarks that play the resolver use it to
 // give a request a git request's real shape.
-import { successStatus } from "../../libs/resolver-sdk/src/index.ts";
-import type { GitRequest } from "../../services/git-resolver/src/params.ts";
-import { resolved } from "../../services/git-resolver/src/resolver.ts";
+
+import type { GitRequest } from "@quarry/git-resolver/params";
+import { resolved } from "@quarry/git-resolver/resolver";
+import { successStatus } from "@quarry/resolver-sdk/internal";
 
 export function gitSuccessStatus(
   url: string,

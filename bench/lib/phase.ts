@@ -10,12 +10,12 @@ import { diffCounts, requestCounts } from "./apiserver.ts";
 import { type CpuUse, CpuWindow } from "./cpu.ts";
 import {
   type BatchResult,
+  connections,
   logCounts,
+  type Pacing,
   runBatch,
   type Sample,
-  startWatch,
-  Tracker,
-  watchRequests,
+  trackRequests,
 } from "./requests.ts";
 import { log, sleep } from "./run.ts";
 import { round, roundSummary, type Summary, summarize } from "./stats.ts";
@@ -47,6 +47,10 @@ export interface PhaseOptions {
    * request's end (a kubelet's last updates of a deleted pod) land on the right side of the counts.
    */
   settleMs?: number;
+  /** open loop at a rate (warm-up and measured batch) */
+  pacing?: Pacing | undefined;
+  /** hears each measured request's 1-based number as it is sent */
+  onSent?: ((sent: number) => void) | undefined;
 }
 
 export interface ServiceWindow {
@@ -64,25 +68,22 @@ export interface Timeline {
   done: number[];
 }
 
-const TIMELINE_WINDOW_MS = 500;
-
-/** Counts per window: where a backlog builds up (created ≫ data seen, or data seen ≫ done) and drains. */
-export function timeline(batch: BatchResult, windowMs: number): Timeline {
+/** Counts per window of `windowMs` (default 500) since the batch started, one series per field of `at`: where a backlog builds up and drains. */
+export function timeline<S, K extends string>(
+  batch: { start: number; end: number; samples: readonly S[] },
+  at: Record<K, (s: S) => number | undefined>,
+  windowMs = 500,
+): { windowMs: number } & Record<K, number[]> {
   const windows = Math.max(1, Math.ceil((batch.end - batch.start) / windowMs) + 1);
-  const count = (at: (s: Sample) => number | undefined) => {
+  const series = Object.entries<(s: S) => number | undefined>(at).map(([k, time]) => {
     const out = new Array<number>(windows).fill(0);
     for (const s of batch.samples) {
-      const t = at(s);
+      const t = time(s);
       if (t !== undefined) out[Math.min(windows - 1, Math.floor((t - batch.start) / windowMs))]!++;
     }
-    return out;
-  };
-  return {
-    windowMs,
-    created: count((s) => s.created),
-    dataSeen: count((s) => s.dataSeen),
-    done: count((s) => s.done),
-  };
+    return [k, out];
+  });
+  return { windowMs, ...Object.fromEntries(series) } as { windowMs: number } & Record<K, number[]>;
 }
 
 export interface PhaseResult {
@@ -125,151 +126,183 @@ function diffLogs(before: Record<string, number>, after: Record<string, number>)
   return out;
 }
 
-const span = (
-  samples: readonly Sample[],
-  from: (s: Sample) => number | undefined,
-  to: (s: Sample) => number | undefined,
-) =>
-  roundSummary(
-    summarize(
-      samples.flatMap((s) => {
-        const a = from(s);
-        const b = to(s);
-        return a !== undefined && b !== undefined ? [b - a] : [];
-      }),
+/** What a window around a measured batch says: CPU, API calls, each service's log lines and /metrics. */
+export interface MeasuredWindow<B> {
+  batch: B;
+  cpu: CpuUse;
+  /** per resource, "VERB[/subresource] code" → count, in the measured batch (everyone's calls) */
+  apiCalls: Record<string, Record<string, number>>;
+  services: Record<string, ServiceWindow>;
+}
+
+/**
+ * Runs `batch` with the CPU of the services and `pids`, the apiserver's calls on `resources`, and
+ * the services' log lines and /metrics read around it, pausing `settleMs` before and after.
+ */
+export async function aroundBatch<B>(
+  opts: Pick<PhaseOptions, "cp" | "services" | "pids" | "resources" | "settleMs"> & {
+    settleAfterMs?: number;
+  },
+  batch: () => Promise<B>,
+): Promise<MeasuredWindow<B>> {
+  const { cp, services } = opts;
+  const resources = opts.resources ?? ["resolutionrequests"];
+  const snapshot = async () => ({
+    logs: services.map((s) => logCounts(s.logFile)),
+    metrics: await Promise.all(services.map(metricsText)),
+    api: await Promise.all(resources.map((r) => requestCounts(cp, r).catch(() => new Map<string, number>()))),
+  });
+  // the services' last log lines of the warm-up reach their files (pino writes asynchronously)
+  await sleep(opts.settleMs ?? FLUSH_MS);
+  const before = await snapshot();
+  const cpu = new CpuWindow({ ...Object.fromEntries(services.map((s) => [s.name, s.pid])), ...opts.pids });
+  const b = await batch();
+  const cpuUse = cpu.end();
+  await sleep(opts.settleAfterMs ?? opts.settleMs ?? FLUSH_MS);
+  const after = await snapshot();
+  return {
+    batch: b,
+    cpu: cpuUse,
+    apiCalls: Object.fromEntries(resources.map((r, i) => [r, diffCounts(before.api[i]!, after.api[i]!)])),
+    services: Object.fromEntries(
+      services.map((s, i) => [
+        s.name,
+        {
+          logLines: diffLogs(before.logs[i]!, after.logs[i]!),
+          metricsBefore: before.metrics[i]!,
+          metricsAfter: after.metrics[i]!,
+        },
+      ]),
     ),
-  );
+  };
+}
+
+/** A warm-up batch that did not all succeed stops the run: what follows would measure a broken set-up. */
+export function checkWarmup(
+  what: string,
+  samples: readonly { done?: number; failed?: string }[],
+  n: number,
+  signal: AbortSignal,
+): void {
+  const ok = samples.filter((s) => s.done !== undefined).length;
+  if (ok >= n) return;
+  const why = samples.find((s) => s.failed)?.failed ?? (signal.aborted ? errorMessage(signal.reason) : "");
+  throw new Error(`${what}: warm-up: only ${ok}/${n} succeeded ${why}`);
+}
+
+/** How a batch of `n` ended: completed, failed, not finished, the first few failures, wall time and throughput. */
+export function outcome(
+  batch: { samples: readonly { done?: number; failed?: string }[]; start: number; end: number },
+  n: number,
+) {
+  const done = batch.samples.filter((s) => s.done !== undefined);
+  const failed = batch.samples.filter((s) => s.failed !== undefined && s.done === undefined);
+  const wallSeconds = (batch.end - batch.start) / 1000;
+  return {
+    completed: done.length,
+    failed: failed.length,
+    incomplete: n - done.length - failed.length,
+    failures: [...new Set(failed.map((s) => s.failed ?? ""))].slice(0, 5),
+    wallSeconds: round(wallSeconds, 2),
+    throughputPerSecond: round(done.length / wallSeconds, 1),
+  };
+}
 
 export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
-  const { cp, namespace, services, signal } = opts;
-  const resources = opts.resources ?? ["resolutionrequests"];
-  const tracker = new Tracker();
-  const watchStats = { restarts: 0 };
-  const clientStats = { retries: 0 };
-  const watch = startWatch(signal, (stop, listed) =>
-    watchRequests(
-      RestKubeClient.fromEnvironment(cp.adminKubeconfig),
-      namespace,
-      tracker,
-      stop,
-      watchStats,
-      listed,
-    ),
-  );
+  const { cp, namespace, signal } = opts;
+  const watch = trackRequests(signal, RestKubeClient.fromEnvironment(cp.adminKubeconfig), namespace);
+  const { tracker, stats: watchStats } = watch;
   try {
     // a request created (and even finished) before the watch's starting point would never be seen
     await watch.ready;
-    const clients = Array.from({ length: opts.concurrency }, () =>
-      RestKubeClient.fromEnvironment(cp.adminKubeconfig),
-    );
-    const batchOf = (prefix: string, n: number) =>
-      runBatch({ clients, prefix, n, tracker, signal, send: opts.send, closedLoop: opts.closedLoop });
-
+    const clients = connections(cp.adminKubeconfig, opts.concurrency);
+    const batchOf = (prefix: string, n: number, onSent?: (sent: number) => void) =>
+      runBatch({
+        clients,
+        prefix,
+        n,
+        tracker,
+        signal,
+        send: opts.send,
+        closedLoop: opts.closedLoop,
+        pacing: opts.pacing,
+        onSent,
+      });
     if (opts.warmup > 0) {
       log(`${opts.name}: warm-up, ${opts.warmup} requests`);
-      const warm = await batchOf("warm", opts.warmup);
-      const ok = warm.samples.filter((s) => s.done !== undefined).length;
-      if (ok < opts.warmup) {
-        const why =
-          warm.samples.find((s) => s.failed)?.failed ?? (signal.aborted ? errorMessage(signal.reason) : "");
-        throw new Error(`${opts.name}: warm-up: only ${ok}/${opts.warmup} requests succeeded ${why}`);
-      }
+      checkWarmup(opts.name, (await batchOf("warm", opts.warmup)).samples, opts.warmup, signal);
     }
-
-    // the services' last log lines of the warm-up reach their files (pino writes asynchronously)
-    await sleep(opts.settleMs ?? FLUSH_MS);
-    const countsOf = async () =>
-      Promise.all(resources.map((r) => requestCounts(cp, r).catch(() => new Map<string, number>())));
-    const before = {
-      logs: services.map((s) => logCounts(s.logFile)),
-      metrics: await Promise.all(services.map(metricsText)),
-      api: await countsOf(),
-    };
-    const cpu = new CpuWindow({
-      ...Object.fromEntries(services.map((s) => [s.name, s.pid])),
-      ...opts.pids,
+    const w = await aroundBatch(opts, () => {
+      log(`${opts.name}: measuring, ${opts.requests} requests, ${opts.concurrency} clients`);
+      return batchOf("req", opts.requests, opts.onSent);
     });
-    log(`${opts.name}: measuring, ${opts.requests} requests, ${opts.concurrency} clients`);
-    const batch = await batchOf("req", opts.requests);
-    const cpuUse = cpu.end();
-    await sleep(opts.settleMs ?? FLUSH_MS);
-    const after = {
-      logs: services.map((s) => logCounts(s.logFile)),
-      metrics: await Promise.all(services.map(metricsText)),
-      api: await countsOf(),
-    };
-
-    const samples = batch.samples;
-    const done = samples.filter((s) => s.done !== undefined);
-    const failed = samples.filter((s) => s.failed !== undefined && s.done === undefined);
-    const wallSeconds = (batch.end - batch.start) / 1000;
+    const done = w.batch.samples.filter((s) => s.done !== undefined);
+    const span = (from: (s: Sample) => number | undefined, to: (s: Sample) => number | undefined) =>
+      spanOf(done, (s) => diff(from(s), to(s)));
     const breakdown: Record<string, Summary> = {
       createMs: span(
-        done,
         (s) => s.t0,
         (s) => s.created,
       ),
       inProgressSeenMs: span(
-        done,
         (s) => s.t0,
         (s) => s.inProgress,
       ),
       dataSeenMs: span(
-        done,
         (s) => s.t0,
         (s) => s.dataSeen,
       ),
       createdToDataSeenMs: span(
-        done,
         (s) => s.created,
         (s) => s.dataSeen,
       ),
       dataSeenToSucceededMs: span(
-        done,
         (s) => s.dataSeen,
         (s) => s.done,
       ),
     };
     if (done.some((s) => s.patched !== undefined)) {
       breakdown.statusWriteMs = span(
-        done,
         (s) => s.created,
         (s) => s.patched,
       );
       breakdown.dataWrittenToSucceededMs = span(
-        done,
         (s) => s.patched,
         (s) => s.done,
       );
     }
     return {
       name: opts.name,
-      batch,
-      completed: done.length,
-      failed: failed.length,
-      incomplete: opts.requests - done.length - failed.length,
-      failures: [...new Set(failed.map((s) => s.failed ?? ""))].slice(0, 5),
-      latencyMs: roundSummary(summarize(done.map((s) => s.done! - s.t0))),
+      ...w,
+      ...outcome(w.batch, opts.requests),
+      latencyMs: spanOf(done, (s) => s.done! - s.t0),
       breakdown,
       notSeenInProgress: done.filter((s) => s.inProgress === undefined).length,
-      timeline: timeline(batch, TIMELINE_WINDOW_MS),
-      wallSeconds: round(wallSeconds, 2),
-      throughputPerSecond: round(done.length / wallSeconds, 1),
-      cpu: cpuUse,
-      apiCalls: Object.fromEntries(resources.map((r, i) => [r, diffCounts(before.api[i]!, after.api[i]!)])),
-      services: Object.fromEntries(
-        services.map((s, i) => [
-          s.name,
-          {
-            logLines: diffLogs(before.logs[i]!, after.logs[i]!),
-            metricsBefore: before.metrics[i]!,
-            metricsAfter: after.metrics[i]!,
-          },
-        ]),
-      ),
-      client: { retries: clientStats.retries, watchRestarts: watchStats.restarts },
+      // created ≫ data seen, or data seen ≫ done: a backlog
+      timeline: timeline(w.batch, {
+        created: (s) => s.created,
+        dataSeen: (s) => s.dataSeen,
+        done: (s) => s.done,
+      }),
+      client: { retries: 0, watchRestarts: watchStats.restarts },
     };
   } finally {
     await watch.stop();
   }
+}
+
+export const diff = (a: number | undefined, b: number | undefined): number | undefined =>
+  a !== undefined && b !== undefined ? b - a : undefined;
+
+/** The rounded summary of `value` over the samples that have one. */
+export function spanOf<S>(samples: readonly S[], value: (s: S) => number | undefined, digits = 1): Summary {
+  return roundSummary(
+    summarize(
+      samples.flatMap((s) => {
+        const v = value(s);
+        return v === undefined ? [] : [v];
+      }),
+    ),
+    digits,
+  );
 }

@@ -4,9 +4,8 @@
 // CPU, the services' memory, as a text table and one markdown row.
 import { cpus } from "node:os";
 import type { CpuUse } from "./cpu.ts";
-import { calls, ms } from "./report.ts";
 import type { ServiceFigures } from "./service-stats.ts";
-import { round, type Summary, table } from "./stats.ts";
+import { calls, ms, round, type Summary, table } from "./stats.ts";
 
 export interface StepFigures {
   perRequest: number;

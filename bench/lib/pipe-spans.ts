@@ -6,8 +6,8 @@
 // share it). The resolver's share is the latency minus the init container's
 // own run; the split below adds up to the latency.
 import { readFileSync } from "node:fs";
-import type { PodTimeline } from "../../e2e/harness/pod-timeline.ts";
-import { initStamps } from "../../e2e/harness/pod-timeline.ts";
+import type { PodTimeline } from "@quarry/harness/pod-timeline";
+import { initStamps } from "@quarry/harness/pod-timeline";
 import type { Sample } from "./requests.ts";
 import { roundSummary, type Summary, summarize } from "./stats.ts";
 
@@ -24,7 +24,7 @@ const diff = (a: number | undefined, b: number | undefined) =>
   a !== undefined && b !== undefined ? b - a : undefined;
 
 /** The spans reported, in order; each is documented in docs/performance.md ("Pipe resolver"). */
-export const PIPE_SPANS: Readonly<Record<string, Span>> = {
+const PIPE_SPANS: Readonly<Record<string, Span>> = {
   latencyMs: (p) => diff(p.request.t0, p.request.done),
   initRanMs: (p) => diff(p.init?.start, p.init?.end),
   // the kubelet's whole-second stamps of the same run, a cross-check of the container's readings

@@ -1,11 +1,11 @@
 // A small line plot (several series, one x and one y axis) drawn as SVG and converted to PNG
-// with rsvg-convert, like bench/render-dashboard.ts: enough for a benchmark to render its own
-// figures (completions over time, latency per step) without a plotting library.
+// with rsvg-convert, like dev/dashboard/src/render-dashboard.ts: enough for a benchmark to render
+// its own figures (completions over time, latency per step) without a plotting library.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ticks } from "../dashboard/render.ts";
+import { ticks } from "@quarry/dashboard/render";
 
 export interface PlotSeries {
   label: string;
@@ -32,7 +32,7 @@ const esc = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").re
 const fmt = (v: number) =>
   Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : String(Math.round(v * 100) / 100);
 
-export function plotSvg(p: Plot): string {
+function plotSvg(p: Plot): string {
   const all = p.series.flatMap((s) => s.points);
   // named x values get half a step of room either side, so the outer labels fit
   const xMax = p.xNames ? p.xNames.length - 0.5 : Math.max(1e-9, ...all.map(([x]) => x));
@@ -85,7 +85,7 @@ export function plotSvg(p: Plot): string {
 }
 
 /** Installs rsvg-convert (Debian's librsvg2-bin) and a font when missing, as the bench needs them. */
-export function ensureRsvg(): void {
+function ensureRsvg(): void {
   if (existsSync("/usr/bin/rsvg-convert")) return;
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   execFileSync("apt-get", ["update", "-q"], { env, stdio: "ignore" });

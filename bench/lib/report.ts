@@ -1,10 +1,11 @@
-// What every benchmark's report shares: tool versions, the machine, summaries
-// and call counts as text, and a phase's latency over the floor.
+// What every benchmark's report says about where it ran: tool versions, the
+// machine, the controllers' concurrency.
 import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { buildBinaries } from "@quarry/devcluster/controlplane";
-import { round, type Summary } from "./stats.ts";
+import { settingsFromEnv } from "@quarry/kube";
+import { type Row, round } from "./stats.ts";
 
 /** The first line of `bin args` (e.g. `git --version`), or "unknown". */
 export function versionOf(bin: string, args: string[]): string {
@@ -15,8 +16,14 @@ export function versionOf(bin: string, args: string[]): string {
   }
 }
 
+export type ControlPlaneVersions = {
+  node: string;
+  kubeApiserver: string;
+  etcd: string;
+};
+
 /** Builds the control plane's binaries; Node's, kube-apiserver's and etcd's versions for the report. */
-export function controlPlaneVersions(): { node: string; kubeApiserver: string; etcd: string } {
+export function controlPlaneVersions(): ControlPlaneVersions {
   const binDir = buildBinaries();
   return {
     node: process.version,
@@ -35,22 +42,17 @@ export function machineInfo<V extends Record<string, string>>(versions: V) {
   };
 }
 
-/** A latency summary on one line. */
-export const ms = (s: Summary): string =>
-  `p50 ${s.p50}  p90 ${s.p90}  p99 ${s.p99}  max ${s.max}  (n=${s.count})`;
+/** The workers per controller the services run with (they inherit this process's environment). */
+export const controllerConcurrency = (): string =>
+  process.env.QUARRY_CONCURRENCY ?? `${settingsFromEnv({}).concurrency} (default)`;
 
-/** Counts by key on one line ("none" when empty). */
-export const calls = (c: Record<string, number>): string =>
-  Object.entries(c)
-    .map(([k, v]) => `${k}: ${v}`)
-    .join(", ") || "none";
-
-type Percentiles = Pick<Summary, "p50" | "p90" | "p99" | "max">;
-
-/** What a phase's latency adds over a floor's, per percentile (ms). */
-export const versus = (lat: Percentiles, floor: Percentiles): Percentiles => ({
-  p50: round(lat.p50 - floor.p50, 1),
-  p90: round(lat.p90 - floor.p90, 1),
-  p99: round(lat.p99 - floor.p99, 1),
-  max: round(lat.max - floor.max, 1),
-});
+/** The machine and the control plane's versions, last in every report; `extra` follows Node's version. */
+export function machineRows(
+  m: { cpus: number; cpuModel: string; memGiB: number } & Record<string, string | number>,
+  extra = "",
+): Row[] {
+  return [
+    ["machine", `${m.cpus} × ${m.cpuModel}, ${m.memGiB} GiB, Node ${m.node ?? process.version}${extra}`],
+    ["control plane", `${m.kubeApiserver ?? "?"}, ${m.etcd ?? "?"}`],
+  ];
+}

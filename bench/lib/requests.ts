@@ -5,8 +5,15 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
-import { errorMessage, isApiError, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
-import { succeeded } from "../../e2e/harness/scenario.ts";
+import { succeeded } from "@quarry/harness/scenario";
+import {
+  errorMessage,
+  isApiError,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+  RestKubeClient,
+} from "@quarry/kube";
 import { log, sleep } from "./run.ts";
 
 /** One request's timeline (performance.now(), ms). */
@@ -28,12 +35,31 @@ export interface Sample {
   failed?: string;
 }
 
+/** What every driven object's timeline has: its name, when its create was about to be sent, how it ended. */
+export interface TimedSample {
+  name: string;
+  t0: number;
+  done?: number;
+  failed?: string;
+}
+
 /**
  * What a tracker of timelines shares, whatever it drives: marking a sample
  * failed, and waiting until a batch of samples is done or failed.
  */
-export class Settling<S extends { done?: number; failed?: string }> {
+export class Settling<S extends TimedSample> {
   private readonly waiters = new Set<() => void>();
+  private readonly tracked = new Map<string, S>();
+
+  /** Follows `s`: the watch's events for an object of its name stamp it. */
+  track(s: S): void {
+    this.tracked.set(s.name, s);
+  }
+
+  /** The sample followed under `name`, if any. */
+  protected sampleOf(name: string | undefined): S | undefined {
+    return this.tracked.get(name ?? "");
+  }
 
   fail(s: S, why: string): void {
     s.failed ??= why;
@@ -63,14 +89,8 @@ export class Settling<S extends { done?: number; failed?: string }> {
 }
 
 export class Tracker extends Settling<Sample> {
-  private readonly samples = new Map<string, Sample>();
-
-  track(s: Sample): void {
-    this.samples.set(s.name, s);
-  }
-
   observe(rr: ResolutionRequest, at: number): void {
-    const s = this.samples.get(rr.metadata.name ?? "");
+    const s = this.sampleOf(rr.metadata.name);
     if (!s) return;
     if (rr.status?.data && s.dataSeen === undefined) s.dataSeen = at;
     const cond = succeeded(rr);
@@ -91,7 +111,7 @@ export class Tracker extends Settling<Sample> {
  * `onListed` is called once the starting resourceVersion is known: requests
  * created after that are seen from their creation on.
  */
-export function watchRequests(
+function watchRequests(
   client: KubeClient,
   namespace: string,
   tracker: Tracker,
@@ -166,6 +186,20 @@ export async function watchObjects<T extends KubeObject>(
   }
 }
 
+/** A Tracker fed by a watch on `namespace`'s ResolutionRequests (`ready` once it has listed; `restarts` counts its restarts). */
+export function trackRequests(signal: AbortSignal, client: KubeClient, namespace: string) {
+  const tracker = new Tracker();
+  const stats = { restarts: 0 };
+  const watch = startWatch(signal, (stop, listed) =>
+    watchRequests(client, namespace, tracker, stop, stats, listed),
+  );
+  return { tracker, stats, ...watch };
+}
+
+/** `n` clients to `kubeconfig`'s API server, each its own connection. */
+export const connections = (kubeconfig: string, n: number): RestKubeClient[] =>
+  Array.from({ length: n }, () => RestKubeClient.fromEnvironment(kubeconfig));
+
 /**
  * Starts a watch loop (`watch` gets the signal that stops it and the callback
  * to call once it has its starting point), stopped when `signal` aborts or by
@@ -229,12 +263,20 @@ export async function createWithRetry(
   );
 }
 
-export interface BatchResult {
-  samples: Sample[];
+export interface BatchResult<S extends TimedSample = Sample> {
+  samples: S[];
   /** first create sent */
   start: number;
   /** last Succeeded=True seen (now, if none) */
   end: number;
+  /** open loop at a rate: when the last request was sent, the most in flight at once, the latest send */
+  paced?: { sentSeconds: number; maxInFlight: number; maxLagMs: number; heldBackSeconds: number };
+}
+
+/** Open loop at `rate` requests/s, holding the next one back while `maxInFlight` are in flight. */
+export interface Pacing {
+  rate: number;
+  maxInFlight: number;
 }
 
 /**
@@ -243,44 +285,106 @@ export interface BatchResult {
  * for it), recording `created`/`patched` on the sample. Open loop by default:
  * a client sends its next request as soon as `send` returns, so a burst
  * outruns the controllers and queues in them; with `closedLoop` it first waits
- * for the request to finish. Resolves once every request is done or failed, or
+ * for the request to finish; with `pacing` request i leaves at start + i/rate,
+ * each on the next client in turn. `onSent` hears each request's 1-based
+ * number as it leaves. Resolves once every request is done or failed, or
  * when `signal` aborts.
  */
-export async function runBatch(opts: {
+export async function runBatch<S extends TimedSample = Sample>(opts: {
   clients: readonly KubeClient[];
   prefix: string;
   n: number;
-  tracker: Tracker;
+  tracker: Settling<S>;
   signal: AbortSignal;
-  send: (client: KubeClient, name: string, i: number, s: Sample) => Promise<void>;
+  /** a new sample's timeline (default: its name and t0) */
+  sample?: (name: string) => S;
+  send: (client: KubeClient, name: string, i: number, s: S) => Promise<void>;
   /** each client waits until its request is done (or failed) before sending the next (closed loop) */
   closedLoop?: boolean;
-}): Promise<BatchResult> {
+  pacing?: Pacing | undefined;
+  onSent?: ((sent: number) => void) | undefined;
+}): Promise<BatchResult<S>> {
   const { clients, prefix, n, tracker, signal, send } = opts;
-  const samples: Sample[] = [];
-  let next = 0;
+  const samples: S[] = [];
   const start = performance.now();
-  const worker = async (client: KubeClient) => {
-    for (;;) {
-      if (signal.aborted) return;
-      const i = next++;
-      if (i >= n) return;
-      const name = `${prefix}-${String(i).padStart(5, "0")}`;
-      const s: Sample = { name, t0: performance.now() };
-      tracker.track(s);
-      samples.push(s);
-      try {
-        await send(client, name, i, s);
-      } catch (err) {
-        tracker.fail(s, `client: ${errorMessage(err)}`);
-      }
-      if (opts.closedLoop) await tracker.settled([s], signal);
+  const one = async (client: KubeClient, i: number) => {
+    const name = `${prefix}-${String(i).padStart(5, "0")}`;
+    const s = opts.sample?.(name) ?? ({ name, t0: performance.now() } as S);
+    tracker.track(s);
+    samples.push(s);
+    try {
+      await send(client, name, i, s);
+    } catch (err) {
+      tracker.fail(s, `client: ${errorMessage(err)}`);
     }
+    if (opts.closedLoop) await tracker.settled([s], signal);
   };
-  await Promise.all(clients.map(worker));
+  let paced: BatchResult<S>["paced"];
+  if (opts.pacing)
+    paced = await paceBatch(
+      opts.pacing,
+      n,
+      signal,
+      start,
+      (i) => one(clients[i % clients.length]!, i),
+      opts.onSent,
+    );
+  else {
+    let next = 0;
+    const worker = async (client: KubeClient) => {
+      for (;;) {
+        if (signal.aborted) return;
+        const i = next++;
+        if (i >= n) return;
+        opts.onSent?.(i + 1);
+        await one(client, i);
+      }
+    };
+    await Promise.all(clients.map(worker));
+  }
   await tracker.settled(samples, signal);
   const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
-  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
+  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now(), paced };
+}
+
+/** Sends request i at start + i/rate whatever the earlier ones are doing; resolves when all have returned. */
+async function paceBatch(
+  { rate, maxInFlight }: Pacing,
+  n: number,
+  signal: AbortSignal,
+  start: number,
+  one: (i: number) => Promise<void>,
+  onSent: ((sent: number) => void) | undefined,
+): Promise<NonNullable<BatchResult["paced"]>> {
+  const inFlight = new Set<Promise<void>>();
+  let most = 0;
+  let maxLagMs = 0;
+  let heldBackMs = 0;
+  for (let i = 0; i < n && !signal.aborted; i++) {
+    if (inFlight.size >= maxInFlight) {
+      const held = performance.now();
+      while (inFlight.size >= maxInFlight && !signal.aborted) await Promise.race(inFlight);
+      heldBackMs += performance.now() - held;
+    }
+    // after a hold the schedule restarts from now: the run is late, not a burst to catch up
+    const due = start + heldBackMs + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    maxLagMs = Math.max(maxLagMs, performance.now() - due);
+    const p = one(i).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    most = Math.max(most, inFlight.size);
+    onSent?.(i + 1);
+  }
+  const r1 = (x: number) => Math.round(x * 10) / 10;
+  const paced = {
+    sentSeconds: r1((performance.now() - start) / 1000),
+    maxInFlight: most,
+    maxLagMs: r1(maxLagMs),
+    heldBackSeconds: r1(heldBackMs / 1000),
+  };
+  await Promise.all(inFlight);
+  return paced;
 }
 
 /** The measured timelines as CSV, in ms since the batch's first create. */
@@ -321,11 +425,6 @@ export function logCounts(file: string): Record<string, number> {
     } catch {}
   }
   return counts;
-}
-
-/** after − before of logCounts, for one message. */
-export function logDelta(before: Record<string, number>, after: Record<string, number>, msg: string): number {
-  return (after[msg] ?? 0) - (before[msg] ?? 0);
 }
 
 /** Deletes requests (16 at a time; gone already is fine), e.g. a phase's before the next so informers start empty. */

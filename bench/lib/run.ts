@@ -1,22 +1,12 @@
-// The frame every benchmark runs in: integer flags, a log on stderr, and a
-// bounded run (a global deadline, SIGINT/SIGTERM, and a last-resort SIGKILL
-// of the processes this run started, by pid, if teardown itself hangs).
+// The frame every benchmark runs in: a log on stderr, and a bounded run (a
+// global deadline, SIGINT/SIGTERM, and a last-resort SIGKILL of the processes
+// this run started, by pid, if teardown itself hangs).
 
 export const log = (msg: string): void => {
   process.stderr.write(`[bench] ${msg}\n`);
 };
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Parses an integer flag, or prints `usage` and exits 2. */
-export function intFlag(name: string, raw: string, min: number, usage: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    console.error(`--${name} must be an integer >= ${min}, got "${raw}"\n${usage}`);
-    process.exit(2);
-  }
-  return n;
-}
 
 /**
  * A run that stops by itself: `signal` aborts at the deadline or on the first

@@ -4,9 +4,9 @@
 // concurrency. The ResolutionRequest counterparts are in requests.ts.
 import { performance } from "node:perf_hooks";
 import { type AnyRun, getCondition, type RunFlavour } from "@quarry/api";
-import { errorMessage, isApiError, type KubeClient } from "@quarry/kube";
-import { resourceOf } from "../../e2e/harness/runs.ts";
-import { Settling, watchObjects, withRetry } from "./requests.ts";
+import { resourceOf } from "@quarry/harness/runs";
+import { isApiError, type KubeClient } from "@quarry/kube";
+import { type BatchResult, runBatch, Settling, watchObjects, withRetry } from "./requests.ts";
 
 /** One run's timeline: performance.now() ms unless named `…Wall` (Date.now() ms, to compare with status times). */
 export interface RunSample {
@@ -41,14 +41,8 @@ const parseTime = (iso: string | undefined): number | undefined => {
 };
 
 export class RunTracker extends Settling<RunSample> {
-  private readonly samples = new Map<string, RunSample>();
-
-  track(s: RunSample): void {
-    this.samples.set(s.name, s);
-  }
-
   observe(type: string, run: AnyRun, at: number, wall: number): void {
-    const s = this.samples.get(run.metadata.name ?? "");
+    const s = this.sampleOf(run.metadata.name);
     if (!s) return;
     if (type === "MODIFIED") {
       if (s.done === undefined) s.modified++;
@@ -101,13 +95,7 @@ export function watchRuns(
   );
 }
 
-export interface RunBatch {
-  samples: RunSample[];
-  /** first create sent */
-  start: number;
-  /** last Succeeded=True seen (now, if none) */
-  end: number;
-}
+export type RunBatch = BatchResult<RunSample>;
 
 /**
  * `n` runs named `<prefix>-00000`…, created by `clients.length` concurrent
@@ -115,7 +103,7 @@ export interface RunBatch {
  * as soon as its create returns; with `closedLoop` it first waits until its
  * run is done. Resolves once every run is done or failed, or `signal` aborts.
  */
-export async function runRunBatch(opts: {
+export function runRunBatch(opts: {
   clients: readonly KubeClient[];
   prefix: string;
   n: number;
@@ -125,44 +113,26 @@ export async function runRunBatch(opts: {
   stats: { retries: number };
   closedLoop?: boolean;
 }): Promise<RunBatch> {
-  const { clients, prefix, n, tracker, signal } = opts;
-  const samples: RunSample[] = [];
-  let next = 0;
-  const start = performance.now();
-  const worker = async (client: KubeClient) => {
-    for (;;) {
-      if (signal.aborted) return;
-      const i = next++;
-      if (i >= n) return;
-      const name = `${prefix}-${String(i).padStart(5, "0")}`;
-      const s: RunSample = {
-        name,
-        t0: performance.now(),
-        t0Wall: Date.now(),
-        modified: 0,
-        modifiedAfterDone: 0,
-      };
-      tracker.track(s);
-      samples.push(s);
-      try {
-        const run = opts.make(name, i);
-        await withRetry(
-          () => client.create(resourceOf(run.kind), run),
-          opts.stats,
-          signal,
-          (err) => isApiError(err, 409), // an earlier attempt did create it
-        );
-        s.created = performance.now();
-      } catch (err) {
-        tracker.fail(s, `client: ${errorMessage(err)}`);
-      }
-      if (opts.closedLoop) await tracker.settled([s], signal);
-    }
-  };
-  await Promise.all(clients.map(worker));
-  await tracker.settled(samples, signal);
-  const ends = samples.flatMap((s) => (s.done !== undefined ? [s.done] : []));
-  return { samples, start, end: ends.length ? Math.max(...ends) : performance.now() };
+  return runBatch<RunSample>({
+    ...opts,
+    sample: (name) => ({
+      name,
+      t0: performance.now(),
+      t0Wall: Date.now(),
+      modified: 0,
+      modifiedAfterDone: 0,
+    }),
+    send: async (client, name, i, s) => {
+      const run = opts.make(name, i);
+      await withRetry(
+        () => client.create(resourceOf(run.kind), run),
+        opts.stats,
+        opts.signal,
+        (err) => isApiError(err, 409), // an earlier attempt did create it
+      );
+      s.created = performance.now();
+    },
+  });
 }
 
 /** The measured runs' timelines as CSV, in ms since the batch's first create. */

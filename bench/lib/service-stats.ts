@@ -4,7 +4,7 @@
 // and their warnings.
 
 import type { RunningService } from "@quarry/devcluster/service";
-import type { Scenario } from "../../e2e/harness/scenario.ts";
+import type { Scenario } from "@quarry/harness/scenario";
 import { cpuSeconds, RssSampler, vmKiB } from "./proc.ts";
 import { type BoundedRun, log, sleep } from "./run.ts";
 import { round } from "./stats.ts";
@@ -103,7 +103,7 @@ export class BenchServices {
   };
 
   /**
-   * Follows a service started elsewhere (a replica, from e2e/harness/replicas.ts), as `start`
+   * Follows a service started elsewhere (a replica, from dev/harness/src/replicas.ts), as `start`
    * does: its pid for the run's hard stop, its memory and CPU from now on.
    */
   adopt = (svc: RunningService): ServiceStats => {

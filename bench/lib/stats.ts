@@ -1,4 +1,4 @@
-// Summary statistics for benchmark samples.
+// Summary statistics for benchmark samples, and their text: tables, one-line summaries, counts.
 
 export interface Summary {
   count: number;
@@ -29,7 +29,6 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
-/** Rounds to `digits` decimals (for JSON and tables). */
 /** The median of the finite values (the mean of the middle two for an even count); NaN if none. */
 export function median(xs: readonly number[]): number {
   const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
@@ -38,6 +37,7 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/** Rounds to `digits` decimals (for JSON and tables). */
 export function round(n: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
@@ -59,3 +59,25 @@ export function table(rows: readonly (readonly [string, string])[]): string {
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `  ${k.padEnd(w)}  ${v}`).join("\n");
 }
+
+/** A latency summary on one line. */
+export const ms = (s: Summary): string =>
+  `p50 ${s.p50}  p90 ${s.p90}  p99 ${s.p99}  max ${s.max}  (n=${s.count})`;
+
+/** Counts by key on one line ("none" when empty). */
+export const calls = (c: Record<string, number>): string =>
+  Object.entries(c)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(", ") || "none";
+
+type Percentiles = Pick<Summary, "p50" | "p90" | "p99" | "max">;
+
+/** What a phase's latency adds over a floor's, per percentile (ms). */
+export const versus = (lat: Percentiles, floor: Percentiles): Percentiles => ({
+  p50: round(lat.p50 - floor.p50, 1),
+  p90: round(lat.p90 - floor.p90, 1),
+  p99: round(lat.p99 - floor.p99, 1),
+  max: round(lat.max - floor.max, 1),
+});
+
+export type Row = [string, string];

@@ -24,7 +24,7 @@ export const RESOLVERS_NAMESPACE = "tekton-pipelines-resolvers";
 const RESOLVERS_SA = "tekton-pipelines-resolvers";
 
 /** The Tekton module's source directory in the Go module cache (build-tekton.sh downloaded it). */
-export function tektonModuleDir(): string {
+function tektonModuleDir(): string {
   const cache = process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry");
   const out = execFileSync(
     "go",

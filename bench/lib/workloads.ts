@@ -10,15 +10,15 @@ import { join } from "node:path";
 import { LABEL_RESOLVER_TYPE, type ResolutionRequest } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import type { AccessEntry, GitServer } from "@quarry/devcluster/git-server";
+import { newRequest, type Scenario, setConfig, taskManifest } from "@quarry/harness/scenario";
 import type { KubeClient } from "@quarry/kube";
-import { newRequest, type Scenario, setConfig, taskManifest } from "../../e2e/harness/scenario.ts";
 import { commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./git-repo.ts";
 import { log } from "./run.ts";
 
 // ---- cluster ----
 
 /** The cluster workload's Task names: request i asks for clusterTaskName(i, tasks). */
-export const clusterTaskName = (i: number, tasks: number): string =>
+const clusterTaskName = (i: number, tasks: number): string =>
   `bench-task-${String(i % tasks).padStart(3, "0")}`;
 
 /** Applies the workload's Tasks to `namespace` (before the resolver starts, so its informer serves them all). */

@@ -23,14 +23,18 @@ test("get: namespace, all namespaces, kubeconfig; flags before or after the comm
   });
 });
 
-test("describe takes names; demo takes --keep; help in every spelling", () => {
+test("describe takes names; help in every spelling", () => {
   assert.deepEqual(parseCommandLine(["describe", "a", "b", "--namespace=x"]), {
     kind: "describe",
     names: ["a", "b"],
     namespace: "x",
     kubeconfig: undefined,
   });
-  assert.deepEqual(parseCommandLine(["demo", "--keep"]), { kind: "demo", keep: true });
+  assert.throws(
+    () => parseCommandLine(["demo"]),
+    /unknown command "demo"/,
+    "the demo is not part of the shipped CLI",
+  );
   for (const argv of [[], ["help"], ["-h"], ["get", "--help"]]) {
     assert.deepEqual(parseCommandLine(argv), { kind: "help" }, argv.join(" "));
   }
@@ -43,7 +47,7 @@ test("mistakes are usage errors that say what is wrong", () => {
     [["get", "-n", "a", "-A"], /-n and -A/],
     [["get", "x"], /use "describe x"/],
     [["describe"], /needs the name/],
-    [["demo", "-n", "x"], /"demo" takes no --namespace/],
+    [["resolve", "git", "-A"], /"resolve" takes no --all-namespaces/],
     [["describe", "x", "-A"], /"describe" takes no --all-namespaces/],
   ];
   for (const [argv, message] of cases) {
@@ -126,7 +130,7 @@ test("run mistakes are usage errors too", () => {
     [["get", "--kind", "Run"], /--kind is for runs/],
     [["describe", "x", "--kind", "Run"], /--kind is for runs, e\.g\. "describe run x --kind CustomRun"/],
     [["describe", "run"], /"describe run" needs the name of a run/],
-    [["demo", "--kind", "Run"], /"demo" takes no --kind/],
+    [["resolve", "git", "--kind", "Run"], /"resolve" takes no --kind/],
   ];
   for (const [argv, message] of cases) {
     assert.throws(

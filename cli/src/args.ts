@@ -23,7 +23,6 @@ export type Command =
       namespace: string | undefined;
       kubeconfig: string | undefined;
     }
-  | { kind: "demo"; keep: boolean }
   | {
       kind: "resolve";
       resolverType: string;
@@ -45,18 +44,16 @@ const options = {
   namespace: { type: "string", short: "n" },
   "all-namespaces": { type: "boolean", short: "A" },
   kubeconfig: { type: "string" },
-  keep: { type: "boolean" },
   timeout: { type: "string" },
   kind: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 type Flag = keyof typeof options;
-type Verb = "get" | "describe" | "demo" | "resolve" | "help";
+type Verb = "get" | "describe" | "resolve" | "help";
 const allowed: Record<Verb, readonly Flag[]> = {
   get: ["namespace", "all-namespaces", "kubeconfig", "kind"],
   describe: ["namespace", "kubeconfig", "kind"],
-  demo: ["keep"],
   resolve: ["namespace", "kubeconfig", "timeout"],
   help: [],
 };
@@ -114,9 +111,6 @@ export function parseCommandLine(argv: readonly string[]): Command {
       if (names.length === 0) throw new UsageError(`"describe ${args[0]}" needs the name of a run`);
       return { kind: "describeRuns", names, flavour: runFlavour(resource, values.kind), ...scope };
     }
-    case "demo":
-      if (args.length > 0) throw new UsageError(`"demo" takes no arguments`);
-      return { kind: "demo", keep: values.keep ?? false };
     case "resolve": {
       const [resolverType, ...pairs] = args;
       if (!resolverType)

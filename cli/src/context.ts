@@ -19,7 +19,7 @@ export function kubeContext(opts: {
   if (!opts.kubeconfig && !hasDefaultConfig(process.env)) {
     // the client library would otherwise fall back to http://localhost:8080 and fail obscurely
     throw new Error(
-      "no kubeconfig: set KUBECONFIG or pass --kubeconfig (for a throwaway cluster: quarry demo --keep)",
+      "no kubeconfig: set KUBECONFIG or pass --kubeconfig (for a throwaway cluster: scripts/demo.sh --keep)",
     );
   }
   const client = RestKubeClient.fromEnvironment(opts.kubeconfig);

@@ -15,7 +15,7 @@ import {
 import type { KubeClient } from "@quarry/kube";
 import { ageSince } from "./age.ts";
 import { isUnserved } from "./errors.ts";
-import { formatTable } from "./table.ts";
+import { formatListing, noResourcesFound } from "./listing.ts";
 
 export interface GetRunsOptions {
   /** undefined: all namespaces (adds a NAMESPACE column, like `kubectl get -A`). */
@@ -39,25 +39,28 @@ export function resourceName(flavour: RunFlavour): string {
  * COMPLETIONTIME are ages, as Tekton's printer columns (type date) show them; blank until set.
  */
 export function formatRuns(items: readonly AnyRun[], now: number, allNamespaces: boolean): string {
-  const key = (r: AnyRun) => `${r.metadata.namespace ?? ""}/${r.metadata.name ?? ""}/${r.kind}`;
-  const sorted = [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-  const headers = ["NAME", "TYPE", "KIND", "SUCCEEDED", "REASON", "STARTTIME", "COMPLETIONTIME", "AGE"];
   const optionalAge = (ts: string | undefined) => (ts ? ageSince(ts, now) : "");
-  const rows = sorted.map((run) => {
-    const cond = getCondition(run.status, CONDITION_SUCCEEDED);
-    const row = [
-      run.metadata.name ?? "",
-      run.kind,
-      runView(run).target.kind ?? "",
-      cond?.status ?? "",
-      cond?.reason ?? "",
-      optionalAge(run.status?.startTime),
-      optionalAge(run.status?.completionTime),
-      ageSince(run.metadata.creationTimestamp, now),
-    ];
-    return allNamespaces ? [run.metadata.namespace ?? "", ...row] : row;
-  });
-  return formatTable(allNamespaces ? ["NAMESPACE", ...headers] : headers, rows);
+  return formatListing(
+    items,
+    {
+      headers: ["NAME", "TYPE", "KIND", "SUCCEEDED", "REASON", "STARTTIME", "COMPLETIONTIME", "AGE"],
+      cells: (run) => {
+        const cond = getCondition(run.status, CONDITION_SUCCEEDED);
+        return [
+          run.metadata.name ?? "",
+          run.kind,
+          runView(run).target.kind ?? "",
+          cond?.status ?? "",
+          cond?.reason ?? "",
+          optionalAge(run.status?.startTime),
+          optionalAge(run.status?.completionTime),
+          ageSince(run.metadata.creationTimestamp, now),
+        ];
+      },
+      sortKey: (run) => `${run.metadata.namespace ?? ""}/${run.metadata.name ?? ""}/${run.kind}`,
+    },
+    allNamespaces,
+  );
 }
 
 /**
@@ -85,7 +88,7 @@ export async function runGetRuns(
   // the list an item came from names its flavour, whatever the item itself carries
   const items = lists.flatMap((l, i) => (l ?? []).map((item) => withKind(item, opts.flavours[i]!)));
   if (items.length === 0) {
-    err(opts.namespace ? `No resources found in ${opts.namespace} namespace.\n` : "No resources found\n");
+    err(noResourcesFound(opts.namespace));
     return;
   }
   out(formatRuns(items, Date.now(), opts.namespace === undefined));

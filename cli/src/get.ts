@@ -10,7 +10,7 @@ import {
 import type { KubeClient } from "@quarry/kube";
 import { ageSince } from "./age.ts";
 import { explainUnserved } from "./errors.ts";
-import { formatTable } from "./table.ts";
+import { formatListing, noResourcesFound } from "./listing.ts";
 
 export interface GetOptions {
   /** undefined: all namespaces (adds a NAMESPACE column, like `kubectl get -A`). */
@@ -23,23 +23,26 @@ export function formatRequests(
   now: number,
   allNamespaces: boolean,
 ): string {
-  const key = (rr: ResolutionRequest) => `${rr.metadata.namespace ?? ""}/${rr.metadata.name ?? ""}`;
-  // byte order of namespace/name: the order the apiserver (etcd keys) returns them in
-  const sorted = [...rrs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-  const headers = ["NAME", "SUCCEEDED", "REASON", "RESOLVER", "AGE"];
-  const rows = sorted.map((rr) => {
-    const cond = getCondition(rr.status, CONDITION_SUCCEEDED);
-    // the canonical label, as the CRD's printer column shows it: an alias not yet normalised shows blank
-    const row = [
-      rr.metadata.name ?? "",
-      cond?.status ?? "",
-      cond?.reason ?? "",
-      rr.metadata.labels?.[LABEL_RESOLVER_TYPE] ?? "",
-      ageSince(rr.metadata.creationTimestamp, now),
-    ];
-    return allNamespaces ? [rr.metadata.namespace ?? "", ...row] : row;
-  });
-  return formatTable(allNamespaces ? ["NAMESPACE", ...headers] : headers, rows);
+  return formatListing(
+    rrs,
+    {
+      headers: ["NAME", "SUCCEEDED", "REASON", "RESOLVER", "AGE"],
+      cells: (rr) => {
+        const cond = getCondition(rr.status, CONDITION_SUCCEEDED);
+        // the canonical label, as the CRD's printer column shows it: an alias not yet normalised shows blank
+        return [
+          rr.metadata.name ?? "",
+          cond?.status ?? "",
+          cond?.reason ?? "",
+          rr.metadata.labels?.[LABEL_RESOLVER_TYPE] ?? "",
+          ageSince(rr.metadata.creationTimestamp, now),
+        ];
+      },
+      // byte order of namespace/name: the order the apiserver (etcd keys) returns them in
+      sortKey: (rr) => `${rr.metadata.namespace ?? ""}/${rr.metadata.name ?? ""}`,
+    },
+    allNamespaces,
+  );
 }
 
 /** Lists and prints; an empty result is reported on stderr, as kubectl does. */
@@ -53,7 +56,7 @@ export async function runGet(
     .list<ResolutionRequest>(resolutionRequests, opts.namespace)
     .catch((e: unknown) => Promise.reject(explainUnserved(e)));
   if (list.items.length === 0) {
-    err(opts.namespace ? `No resources found in ${opts.namespace} namespace.\n` : "No resources found\n");
+    err(noResourcesFound(opts.namespace));
     return;
   }
   out(formatRequests(list.items, Date.now(), opts.namespace === undefined));

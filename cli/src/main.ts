@@ -3,7 +3,6 @@
 // outcome to an exit code (0 ok, 1 failed, 2 usage, 130 interrupted).
 import { parseCommandLine, UsageError } from "./args.ts";
 import { kubeContext } from "./context.ts";
-import { runDemo } from "./demo/demo.ts";
 import { runDescribe } from "./describe.ts";
 import { runDescribeRun } from "./describe-run.ts";
 import { describeError } from "./errors.ts";
@@ -57,8 +56,6 @@ async function main(argv: readonly string[]): Promise<number> {
         }
         return 0;
       }
-      case "demo":
-        return await runDemo({ keep: cmd.keep });
       case "resolve": {
         const ctx = kubeContext(cmd);
         const attributes = { "quarry.resolver": cmd.resolverType, "quarry.namespace": ctx.namespace };

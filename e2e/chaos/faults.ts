@@ -5,8 +5,8 @@
 // without a restart (probes, checked while the suite waits for the load to end, since
 // the recovery takes up to a minute). How long each lasts depends on the form.
 import { setTimeout as sleep } from "node:timers/promises";
-import { getRun, runDone } from "../harness/runs.ts";
-import { getRequest, newRequest, succeeded } from "../harness/scenario.ts";
+import { getRun, runDone } from "@quarry/harness/runs";
+import { getRequest, newRequest, succeeded } from "@quarry/harness/scenario";
 import { createWithRetry, isRun, KINDS, launch, type PlannedRun, planItem } from "./load.ts";
 import { CHAOS_PIPE, type ChaosWorld, clusterTask, type ServiceName } from "./world.ts";
 

@@ -6,9 +6,9 @@
 // AlreadyExists on the retry: it counts).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AnyRun, ResolutionRequest, RunFlavour } from "@quarry/api";
+import { cancelRun, createRun, FLAVOURS, runObject, WAIT_REF } from "@quarry/harness/runs";
+import { createRequest, newRequest } from "@quarry/harness/scenario";
 import { isApiError } from "@quarry/kube";
-import { cancelRun, createRun, FLAVOURS, runObject, WAIT_REF } from "../harness/runs.ts";
-import { createRequest, newRequest } from "../harness/scenario.ts";
 import { CHAOS_PIPE, type ChaosWorld, clusterTask } from "./world.ts";
 
 export const REQUEST_KINDS = ["git-branch", "git-sha", "bundle-tag", "bundle-digest", "cluster"] as const;

@@ -6,8 +6,8 @@
 // completionTime or results. Like ledger.ts, the watch resumes from the last
 // resourceVersion after any error and relists after a 410.
 import type { AnyRun, RunFlavour } from "@quarry/api";
+import { FLAVOURS, resourceOf, runSucceeded } from "@quarry/harness/runs";
 import { isApiError, type KubeClient } from "@quarry/kube";
-import { FLAVOURS, resourceOf, runSucceeded } from "../harness/runs.ts";
 import { isTerminal } from "./ledger.ts";
 
 export interface RunHistory {

@@ -7,13 +7,13 @@
 // no service crashed, and each service's RSS is compared with its value before
 // the load. Prints (and, with
 // QUARRY_CHAOS_REPORT=<file>, writes) the counts per fault and per outcome and
-// the RSS figures that docs/testing.md records.
+// the RSS figures.
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type AnyRun, type ResolutionRequest, resolutionRequests } from "@quarry/api";
-import { FLAVOURS, resourceOf, runSucceeded } from "../harness/runs.ts";
+import { FLAVOURS, resourceOf, runSucceeded } from "@quarry/harness/runs";
 import { type FaultTimings, faultsFor } from "./faults.ts";
 import { isTerminal, type Ledger, startLedger } from "./ledger.ts";
 import {

@@ -6,7 +6,7 @@
 // apiserver through its own stall proxy; a real git smart-HTTP server with the
 // standard repository, a real registry with one bundle (by tag and by digest),
 // and Tasks for the cluster resolver. With pipes (the full form), a real node
-// (libs/devcluster/src/node.ts) joins this control plane and the pipe resolver
+// (dev/devcluster/src/node.ts) joins this control plane and the pipe resolver
 // joins the fleet, with one Pipe whose pod echoes a param into a ConfigMap.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,22 +21,22 @@ import { startNode, type TestNode } from "@quarry/devcluster/node";
 import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { RunningService } from "@quarry/devcluster/service";
-import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
+import { TASK_YAML } from "@quarry/harness/bundle-scenario";
+import { adminClient } from "@quarry/harness/env";
 import {
   configMapOutputs,
   nodeConfig,
   pipeObject,
   pipeStrategy,
   scriptPod,
-} from "../fixtures/pipe-scenario.ts";
-import { adminClient } from "../harness/env.ts";
+} from "@quarry/harness/pipe-scenario";
 import {
   newScenario,
   type Scenario,
   setConfig,
   setLifecycleConfig,
   taskManifest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 import { type StallProxy, startStallProxy } from "./stall-proxy.ts";
 
 /** The services under chaos, in the order the SIGKILL fault visits them. */

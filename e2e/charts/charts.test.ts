@@ -6,10 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { SERVICE_NODE_OPTIONS } from "@quarry/devcluster/service";
+import { chartsDir, find, type Manifest, repoRoot, runHelm, services, template } from "@quarry/harness/helm";
 import { leaderElectionFromEnv } from "@quarry/kube";
 import { otlpTracesUrl } from "@quarry/observability";
 import yaml from "js-yaml";
-import { chartsDir, find, type Manifest, repoRoot, runHelm, services, template } from "./helm.ts";
 
 type Container = {
   env: { name: string; value?: string; valueFrom?: unknown }[];

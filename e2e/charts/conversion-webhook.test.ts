@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { resolutionRequestCrd, resolutionRequestCrdWithConversion } from "@quarry/api";
+import { chartsDir, find, type Manifest, template } from "@quarry/harness/helm";
 import yaml from "js-yaml";
-import { chartsDir, find, type Manifest, template } from "./helm.ts";
 
 const RR = "resolutionrequests.resolution.tekton.dev";
 const rbac = yaml.load(readFileSync(join(chartsDir, "lifecycle-controller", "rbac.yaml"), "utf8")) as Record<

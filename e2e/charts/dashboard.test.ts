@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
-import { interpolate, legendOf, rateInterval } from "../../bench/dashboard/render.ts";
+import { labelNames, labelValuesQuery, metricNames } from "@quarry/dashboard/promql";
+import { interpolate, legendOf, rateInterval } from "@quarry/dashboard/render";
+import { chartsDir, find, template } from "@quarry/harness/helm";
 import { type ExportedMetric, exportedMetrics, instrumentNames } from "./exported-metrics.ts";
-import { chartsDir, find, template } from "./helm.ts";
-import { labelNames, labelValuesQuery, metricNames } from "./promql.ts";
 
 const dashboardFile = join(chartsDir, "quarry", "dashboards", "quarry-fleet.json");
 const raw = readFileSync(dashboardFile, "utf8");
@@ -150,7 +150,7 @@ describe("dashboard quarry-fleet.json", () => {
   test("the exported names are every instrument the services' code creates", () => {
     const { names, nonLiteral } = instrumentNames();
     // the queue-metrics gauge helper passes its name on; its literals are read separately
-    assert.deepEqual(nonLiteral, [join("libs", "kube", "src", "queue-metrics.ts")]);
+    assert.deepEqual(nonLiteral, [join("libs", "kube", "src", "queue", "queue-metrics.ts")]);
     const families = new Set(
       [...exported].map(([n, m]) => (m.type === "histogram" ? n.replace(/_(bucket|sum|count)$/, "") : n)),
     );
@@ -274,8 +274,8 @@ describe("the umbrella's dashboard ConfigMap", () => {
   });
 });
 
-// bench/render-dashboard.ts draws the operator guide's picture of this dashboard from the queries
-// it would send: they must be the queries Grafana would send.
+// dev/dashboard/src/render-dashboard.ts draws the operator guide's picture of this dashboard from
+// the queries it would send: they must be the queries Grafana would send.
 describe("the screenshot renderer's reading of the dashboard", () => {
   const range = { start: 0, end: 720, step: 10, scrape: 10 };
 

@@ -6,17 +6,16 @@
 // instead of going unnoticed.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { registerBundleMetrics } from "@quarry/bundle-resolver/metrics";
+import type { BundleResolver } from "@quarry/bundle-resolver/resolver";
+import type { GitCliSource } from "@quarry/git-resolver/engine/git-cli-source";
+import { registerGitMetrics } from "@quarry/git-resolver/metrics";
+import { repoRoot } from "@quarry/harness/helm";
 import type { BucketSet, WorkQueue } from "@quarry/kube";
-import { workQueueMetrics } from "@quarry/kube";
+import { bucketMetrics, workQueueMetrics } from "@quarry/kube";
 import { setupMetrics } from "@quarry/observability";
-import { bucketMetrics } from "../../libs/kube/src/bucket-metrics.ts";
-import { resolverMetrics } from "../../libs/resolver-sdk/src/metrics.ts";
-import { registerBundleMetrics } from "../../services/bundle-resolver/src/metrics.ts";
-import type { BundleResolver } from "../../services/bundle-resolver/src/resolver.ts";
-import type { GitCliSource } from "../../services/git-resolver/src/git-cli-source.ts";
-import { registerGitMetrics } from "../../services/git-resolver/src/metrics.ts";
-import { enforcementCounter } from "../../services/run-controller/src/metrics.ts";
-import { repoRoot } from "./helm.ts";
+import { resolverMetrics } from "@quarry/resolver-sdk/internal";
+import { enforcementCounter } from "@quarry/run-controller/metrics";
 
 export interface ExportedMetric {
   /** `# TYPE` of the family: counter, gauge, histogram. */
@@ -119,7 +118,7 @@ export function instrumentNames(): { names: Set<string>; nonLiteral: string[] } 
       if (literal) names.add(literal[1]!);
       else if (!nonLiteral.includes(rel)) nonLiteral.push(rel);
     }
-    if (rel === join("libs", "kube", "src", "queue-metrics.ts")) {
+    if (rel === join("libs", "kube", "src", "queue", "queue-metrics.ts")) {
       for (const m of src.matchAll(/\bgauge\(\s*"([^"]+)"/g)) names.add(m[1]!);
     }
   }

@@ -7,14 +7,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { RESOLVER_SERVICE_ACCOUNTS, resolverTypeNames } from "@quarry/api";
+import { BundleResolver } from "@quarry/bundle-resolver/resolver";
+import { ClusterResolver } from "@quarry/cluster-resolver/resolver";
 import { repoRoot } from "@quarry/devcluster/paths";
+import { GitResolver } from "@quarry/git-resolver/resolver";
+import { PipeResolver } from "@quarry/pipe-resolver/resolver";
 import type { Resolver } from "@quarry/resolver-sdk";
+import { HttpResolver } from "@quarry/resolver-template/resolver";
 import yaml from "js-yaml";
-import { HttpResolver } from "../../examples/resolver-template/src/resolver.ts";
-import { BundleResolver } from "../../services/bundle-resolver/src/resolver.ts";
-import { ClusterResolver } from "../../services/cluster-resolver/src/resolver.ts";
-import { GitResolver } from "../../services/git-resolver/src/resolver.ts";
-import { PipeResolver } from "../../services/pipe-resolver/src/resolver.ts";
 
 // only `type` and `aliases` are read: no dependency is ever called
 const RESOLVERS: [chart: string, resolver: Pick<Resolver, "type" | "aliases">][] = [

@@ -1,5 +1,5 @@
-// `quarry demo` end to end, as a person runs it (`node cli/src/main.ts demo`,
-// what ./scripts/demo.sh runs after its setup): its own control plane and real
+// The demo end to end, as a person runs it (`node dev/demo/src/main.ts`, what
+// ./scripts/demo.sh runs after its setup): its own control plane and real
 // node, every service, every story. Not an e2e scenario: the demo starts a
 // node of its own, and one node runs per machine at a time, so it cannot run
 // while the e2e runner holds its node (scripts/test.sh runs it after the e2e
@@ -22,7 +22,7 @@ const NODE_LOCK = "/run/quarry/e2e-node.lock";
 
 function runDemo(): Promise<{ code: number | null; output: string; pid: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, "cli", "src", "main.ts"), "demo"], {
+    const child = spawn(process.execPath, [join(repoRoot, "dev", "demo", "src", "main.ts")], {
       cwd: repoRoot,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -39,7 +39,7 @@ function runDemo(): Promise<{ code: number | null; output: string; pid: number }
   });
 }
 
-test("quarry demo: every story, the Pipe run's Secrets by name and never their content", {
+test("the demo: every story, the Pipe run's Secrets by name and never their content", {
   timeout: DEMO_TIMEOUT_MS + 60_000,
 }, async () => {
   const { code, output, pid } = await runDemo();

@@ -4,7 +4,7 @@
 // the git resolver's log holds each specific reason.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { getRequest, succeeded } from "../harness/scenario.ts";
+import { getRequest, succeeded } from "@quarry/harness/scenario";
 import { ORACLE_ROWS } from "./cases-credentials.ts";
 import { type HostileWorld, SECRETS } from "./fixture.ts";
 

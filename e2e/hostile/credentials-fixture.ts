@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { applyObject } from "@quarry/devcluster/apply";
 import type { GitServer } from "@quarry/devcluster/git-server";
-import { mergeConfig, type Scenario } from "../harness/scenario.ts";
+import { mergeConfig, type Scenario } from "@quarry/harness/scenario";
 
 /** 127.0.0.3: neither the git server's nor the registry's address, and never blocked for them. */
 export const CAPTURE_ADDRESS = "127.0.0.3";

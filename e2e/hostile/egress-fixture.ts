@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { mergeConfig, type Scenario } from "../harness/scenario.ts";
+import { mergeConfig, type Scenario } from "@quarry/harness/scenario";
 import type { HostileWorld } from "./fixture.ts";
 
 /** What the resolvers of the hostile world may not connect to, besides the default list. */

@@ -16,10 +16,10 @@ import { buildStandardRepo, RepoBuilder, type StandardRepo } from "@quarry/devcl
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
-import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
-import { addPrivateRepo } from "../fixtures/git-scenario.ts";
-import { pipeObject, pipeStrategy } from "../fixtures/pipe-scenario.ts";
-import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "../harness/scenario.ts";
+import { TASK_YAML } from "@quarry/harness/bundle-scenario";
+import { addPrivateRepo } from "@quarry/harness/git-scenario";
+import { pipeObject, pipeStrategy } from "@quarry/harness/pipe-scenario";
+import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "@quarry/harness/scenario";
 import type { Ctx } from "./cases.ts";
 import { type CredentialWorld, startCredentialWorld } from "./credentials-fixture.ts";
 import { type EgressWorld, SOURCE_ADDRESS, startEgressWorld } from "./egress-fixture.ts";

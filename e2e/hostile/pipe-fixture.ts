@@ -14,8 +14,8 @@ import {
   pipeStrategies,
   pipes,
 } from "@quarry/api";
-import { pipeObject, pipeStrategy } from "../fixtures/pipe-scenario.ts";
-import type { Scenario } from "../harness/scenario.ts";
+import { pipeObject, pipeStrategy } from "@quarry/harness/pipe-scenario";
+import type { Scenario } from "@quarry/harness/scenario";
 
 /** The ClusterPipeStrategy only another namespace may use (cluster-scoped: named after the world's namespace). */
 export const clusterStrategyFor = (namespace: string) => `hostile-pipe-${namespace}`;

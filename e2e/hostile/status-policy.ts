@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { createRequest, newRequest } from "@quarry/harness/scenario";
 import { isApiError } from "@quarry/kube";
-import { createRequest, newRequest } from "../harness/scenario.ts";
 import type { HostileWorld } from "./fixture.ts";
 
 /** Each resolver service, and a type that is not its own. */

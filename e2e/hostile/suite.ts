@@ -3,15 +3,15 @@
 // the sweep no credential is in any request's or run's status, any Event or
 // any service's log, and no controller exited. Prints (and, with
 // QUARRY_HOSTILE_REPORT=<file>, writes) the counts per target and per reason
-// and the wall time, the figures docs/testing.md records.
+// and the wall time (docs/testing.md, "Hostile input", keeps the counts).
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { type AnyRun, type ResolutionRequest, type RunFlavour, resolutionRequests } from "@quarry/api";
 import { kinds } from "@quarry/devcluster/kinds";
+import { createRun, resourceOf, runObject, runSucceeded } from "@quarry/harness/runs";
+import { createRequest, newRequest, succeeded } from "@quarry/harness/scenario";
 import { isApiError } from "@quarry/kube";
-import { createRun, resourceOf, runObject, runSucceeded } from "../harness/runs.ts";
-import { createRequest, newRequest, succeeded } from "../harness/scenario.ts";
 import { ADMISSION, CASES, type HostileCase, type Target } from "./cases.ts";
 import { credentialCaptureTest } from "./credentials-check.ts";
 import { egressCaptureTest } from "./egress-fixture.ts";

@@ -11,9 +11,9 @@ import { test } from "node:test";
 import { applyObject } from "@quarry/devcluster/apply";
 import { kinds } from "@quarry/devcluster/kinds";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { helm, releaseLeftovers, services } from "@quarry/harness/in-cluster";
+import { useScenario } from "@quarry/harness/scenario";
 import type { KubeObject } from "@quarry/kube";
-import { helm, releaseLeftovers, services } from "../harness/in-cluster.ts";
-import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("charts-defaults");
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };

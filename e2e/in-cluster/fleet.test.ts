@@ -23,9 +23,7 @@ import { kinds } from "@quarry/devcluster/kinds";
 import { tektonLayer } from "@quarry/devcluster/oci-layout";
 import { type Registry, startRegistry } from "@quarry/devcluster/registry";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { type KubeObject, type Lease, leases } from "@quarry/kube";
-import yaml from "js-yaml";
-import { pushLayout, taskYaml } from "../fixtures/bundle-scenario.ts";
+import { pushLayout, taskYaml } from "@quarry/harness/bundle-scenario";
 import {
   helm,
   helmAsync,
@@ -36,8 +34,8 @@ import {
   services,
   sumMetric,
   waitDeploymentsAvailable,
-} from "../harness/in-cluster.ts";
-import { type Pod, type SharedNode, sharedNode } from "../harness/node.ts";
+} from "@quarry/harness/in-cluster";
+import { type Pod, type SharedNode, sharedNode } from "@quarry/harness/node";
 import {
   createRequest,
   dataOf,
@@ -47,7 +45,9 @@ import {
   taskManifest,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import { type KubeObject, type Lease, leases } from "@quarry/kube";
+import yaml from "js-yaml";
 
 const RELEASE = "quarry";
 const SYSTEM = "quarry-system";

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { createRequest, newRequest, useScenario } from "@quarry/harness/scenario";
 import { isApiError } from "@quarry/kube";
-import { createRequest, newRequest, useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("admission");
 

@@ -8,16 +8,16 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolutionRequest } from "@quarry/api";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import yaml from "js-yaml";
-import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
+import { assertFailed, literal } from "@quarry/harness/bundle-assert";
 import {
   reasonOf,
   resolveBundle,
   TASK_YAML,
   taskYaml,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { dataOf, resolvedOk, setConfig } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { dataOf, resolvedOk, setConfig } from "@quarry/harness/scenario";
+import yaml from "js-yaml";
 
 const CONFIG = "bundleresolver-config";
 const OTHER_TASK = taskYaml("build", "echo other");

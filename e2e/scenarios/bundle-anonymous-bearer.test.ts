@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_USER, tknBundlePush } from "@quarry/devcluster/registry";
-import { resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { resolvedOk, succeeded } from "../harness/scenario.ts";
+import { resolveBundle, TASK_YAML, useBundleScenario } from "@quarry/harness/bundle-scenario";
+import { resolvedOk, succeeded } from "@quarry/harness/scenario";
 
 const bundles = useBundleScenario("bundle-anon", {
   registry: { auth: "token", anonymousPull: true },

@@ -14,9 +14,9 @@ import {
   resolveBundle,
   TASK_YAML,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { assertNoLeak } from "../harness/leaks.ts";
-import { resolvedOk, succeeded } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { assertNoLeak } from "@quarry/harness/leaks";
+import { resolvedOk, succeeded } from "@quarry/harness/scenario";
 
 const USER = { username: "puller", password: "e2e-basic-s3cret-pw" };
 const bundles = useBundleScenario("bundle-basic", {

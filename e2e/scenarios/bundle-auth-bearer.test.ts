@@ -14,9 +14,9 @@ import {
   taskYaml,
   tokenRealmHosts,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { assertNoLeak } from "../harness/leaks.ts";
-import { resolvedOk, succeeded } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { assertNoLeak } from "@quarry/harness/leaks";
+import { resolvedOk, succeeded } from "@quarry/harness/scenario";
 
 const USER = { username: "puller", password: "e2e-bearer-s3cret-pw" };
 const bundles = useBundleScenario("bundle-bearer", {

@@ -16,8 +16,8 @@ import {
   TASK_YAML,
   tokenRealmHosts,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { resolvedOk, succeeded } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { resolvedOk, succeeded } from "@quarry/harness/scenario";
 
 const USER = { username: "puller", password: "e2e-sa-s3cret-pw" };
 const bundles = useBundleScenario("bundle-sa", {

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { craneManifest, sha256Digest, tknBundlePush } from "@quarry/devcluster/registry";
-import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
-import { resolveBundle, taskYaml, useBundleScenario } from "../fixtures/bundle-scenario.ts";
+import { assertFailed, literal } from "@quarry/harness/bundle-assert";
+import { resolveBundle, taskYaml, useBundleScenario } from "@quarry/harness/bundle-scenario";
 
 interface Pushed {
   manifest: string;

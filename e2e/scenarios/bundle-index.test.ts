@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { crane, craneDigest, type Registry, tektonLayer } from "@quarry/devcluster/registry";
-import { assertFailed } from "../fixtures/bundle-assert.ts";
+import { assertFailed } from "@quarry/harness/bundle-assert";
 import {
   PIPELINE_YAML,
   pushLayout,
@@ -13,8 +13,8 @@ import {
   TASK_YAML,
   taskYaml,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { dataOf, resolvedOk, succeeded } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { dataOf, resolvedOk, succeeded } from "@quarry/harness/scenario";
 
 /** Pushes one bundle image whose config names a platform (what `crane index append` reads). */
 function pushImage(registry: Registry, tag: string, arch: string, yaml: string, kind: string, name: string) {

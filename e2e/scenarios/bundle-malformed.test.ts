@@ -16,8 +16,7 @@ import {
   tektonLayer,
   tknBundlePush,
 } from "@quarry/devcluster/registry";
-import yaml from "js-yaml";
-import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
+import { assertFailed, literal } from "@quarry/harness/bundle-assert";
 import {
   PIPELINE_YAML,
   pushLayout,
@@ -25,8 +24,9 @@ import {
   TASK_YAML,
   taskYaml,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { dataOf, resolvedOk } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { dataOf, resolvedOk } from "@quarry/harness/scenario";
+import yaml from "js-yaml";
 
 const taskLayer = (name: string): LayerSpec => tektonLayer({ kind: "task", name, content: taskYaml(name) });
 

@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { craneManifest, tektonLayer } from "@quarry/devcluster/registry";
+import { assertFailed, literal } from "@quarry/harness/bundle-assert";
+import { pushLayout, resolveBundle, taskYaml, useBundleScenario } from "@quarry/harness/bundle-scenario";
+import { dataOf, resolvedOk } from "@quarry/harness/scenario";
 import yaml from "js-yaml";
-import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
-import { pushLayout, resolveBundle, taskYaml, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { dataOf, resolvedOk } from "../harness/scenario.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -8,9 +8,8 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tknBundlePush } from "@quarry/devcluster/registry";
 import { waitUntil } from "@quarry/devcluster/wait";
-import yaml from "js-yaml";
-import { assertFailed, literal } from "../fixtures/bundle-assert.ts";
-import { BUNDLE_LABELS, resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
+import { assertFailed, literal } from "@quarry/harness/bundle-assert";
+import { BUNDLE_LABELS, resolveBundle, TASK_YAML, useBundleScenario } from "@quarry/harness/bundle-scenario";
 import {
   createRequest,
   dataOf,
@@ -20,7 +19,8 @@ import {
   resolvedOk,
   setConfig,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import yaml from "js-yaml";
 
 const bundles = useBundleScenario("bundle-down", {
   // two attempts (0 s, then ~0.5 s of backoff) keep the give-up case short

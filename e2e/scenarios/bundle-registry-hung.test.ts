@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import { assertFailed } from "../fixtures/bundle-assert.ts";
-import { resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { resolvedOk, succeeded } from "../harness/scenario.ts";
+import { assertFailed } from "@quarry/harness/bundle-assert";
+import { resolveBundle, TASK_YAML, useBundleScenario } from "@quarry/harness/bundle-scenario";
+import { resolvedOk, succeeded } from "@quarry/harness/scenario";
 
 const bundles = useBundleScenario("bundle-hung", {
   config: { "fetch-timeout": "1s", "max-attempts": "2" },

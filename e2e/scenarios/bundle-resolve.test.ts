@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import yaml from "js-yaml";
 import {
   PIPELINE_YAML,
   reasonOf,
@@ -14,8 +13,9 @@ import {
   TASK_YAML,
   taskYaml,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { dataOf, resolvedOk } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { dataOf, resolvedOk } from "@quarry/harness/scenario";
+import yaml from "js-yaml";
 
 const objectOf = (rr: ResolutionRequest) => yaml.load(dataOf(rr));
 

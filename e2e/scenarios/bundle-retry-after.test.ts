@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_USER, tknBundlePush } from "@quarry/devcluster/registry";
-import { BUNDLE_LABELS, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { createRequest, newRequest, resolvedOk, succeeded, waitForRequest } from "../harness/scenario.ts";
+import { BUNDLE_LABELS, TASK_YAML, useBundleScenario } from "@quarry/harness/bundle-scenario";
+import { createRequest, newRequest, resolvedOk, succeeded, waitForRequest } from "@quarry/harness/scenario";
 
 const RETRY_AFTER_S = 3;
 const bundles = useBundleScenario("bundle-retry-after", {

@@ -12,14 +12,13 @@ import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { craneManifest, type Registry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { RunningService } from "@quarry/devcluster/service";
-import yaml from "js-yaml";
 import {
   BUNDLE_LABELS,
   PIPELINE_YAML,
   TASK_YAML,
   taskYaml,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
+} from "@quarry/harness/bundle-scenario";
 import {
   createRequest,
   dataOf,
@@ -28,7 +27,8 @@ import {
   resolvedOk,
   type Scenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import yaml from "js-yaml";
 
 const REQUESTS = 20;
 const TAGGED_TASK = taskYaml("build", "echo tagged");

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { tknBundlePush } from "@quarry/devcluster/registry";
+import { resolveBundle, taskYaml, useBundleScenario } from "@quarry/harness/bundle-scenario";
+import { dataOf, resolvedOk } from "@quarry/harness/scenario";
 import yaml from "js-yaml";
-import { resolveBundle, taskYaml, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { dataOf, resolvedOk } from "../harness/scenario.ts";
 
 const V1 = taskYaml("build", "echo first");
 const V2 = taskYaml("build", "echo second");

@@ -4,9 +4,9 @@
 // left out: the test apiserver serves no Prometheus Operator API (charts.test.ts covers them).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { type Manifest, template } from "@quarry/harness/helm";
+import { useScenario } from "@quarry/harness/scenario";
 import { isApiError, type ResourceType, resourcePath } from "@quarry/kube";
-import { type Manifest, template } from "../charts/helm.ts";
-import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("charts");
 

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { promisify } from "node:util";
 import { applyObject } from "@quarry/devcluster/apply";
 import { repoRoot } from "@quarry/devcluster/paths";
-import { taskManifest, useScenario } from "../harness/scenario.ts";
+import { taskManifest, useScenario } from "@quarry/harness/scenario";
 
 const run = promisify(execFile);
 const scenario = useScenario("cli-resolve", {

@@ -9,7 +9,7 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const scenario = useScenario("cluster-err", { start: ["lifecycle-controller", "cluster-resolver"] });
 const cluster = { "resolution.tekton.dev/type": "cluster" };

@@ -12,7 +12,7 @@ import {
   taskManifest,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 let shared = "";
 const scenario = useScenario("cluster-pol", {

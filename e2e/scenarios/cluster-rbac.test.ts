@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
 import { kinds } from "@quarry/devcluster/kinds";
+import { newRequest, useScenario } from "@quarry/harness/scenario";
 import { configMaps, isApiError } from "@quarry/kube";
-import { newRequest, useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("cluster-rbac");
 const as = async () => (await scenario().identity("cluster-resolver")).client;

@@ -5,8 +5,6 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { applyObject } from "@quarry/devcluster/apply";
-import type { KubeObject } from "@quarry/kube";
-import yaml from "js-yaml";
 import {
   createRequest,
   dataOf,
@@ -15,7 +13,9 @@ import {
   taskManifest,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import type { KubeObject } from "@quarry/kube";
+import yaml from "js-yaml";
 
 const scenario = useScenario("cluster", { start: ["lifecycle-controller", "cluster-resolver"] });
 const cluster = { "resolution.tekton.dev/type": "cluster" };

@@ -7,8 +7,8 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { type ControlPlane, freePort, startControlPlane } from "@quarry/devcluster/controlplane";
+import { adminClient } from "@quarry/harness/env";
 import { type KubeObject, namespaces } from "@quarry/kube";
-import { adminClient } from "../harness/env.ts";
 
 let cp: ControlPlane | undefined;
 let squatter: Server | undefined;

@@ -7,14 +7,14 @@ import assert from "node:assert/strict";
 import { request } from "node:https";
 import { after, before, test } from "node:test";
 import { type ResolutionRequestV1Alpha1, resolutionRequests } from "@quarry/api";
-import { MAX_REVIEW_BYTES } from "../../services/lifecycle-controller/src/webhook-server.ts";
 import {
   type ConversionCluster,
   injectedCaBundle,
   resolutionRequestsV1Alpha1,
   startConversionCluster,
-} from "../harness/conversion.ts";
-import { newRequest } from "../harness/scenario.ts";
+} from "@quarry/harness/conversion";
+import { newRequest } from "@quarry/harness/scenario";
+import { MAX_REVIEW_BYTES } from "@quarry/lifecycle-controller/webhook/server";
 
 let cc: ConversionCluster;
 before(async () => {

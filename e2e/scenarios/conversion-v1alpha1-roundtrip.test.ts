@@ -12,16 +12,16 @@ import {
 } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { isApiError } from "@quarry/kube";
-import yaml from "js-yaml";
 import {
   type ConversionCluster,
   injectedCaBundle,
   newRequestV1Alpha1,
   resolutionRequestsV1Alpha1,
   startConversionCluster,
-} from "../harness/conversion.ts";
-import { taskManifest } from "../harness/scenario.ts";
+} from "@quarry/harness/conversion";
+import { taskManifest } from "@quarry/harness/scenario";
+import { isApiError } from "@quarry/kube";
+import yaml from "js-yaml";
 
 let cc: ConversionCluster;
 before(async () => {

@@ -4,14 +4,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
-import { isApiError } from "@quarry/kube";
 import {
   type ConversionCluster,
   newRequestV1Alpha1,
   resolutionRequestsV1Alpha1,
   startConversionCluster,
-} from "../harness/conversion.ts";
-import { newRequest } from "../harness/scenario.ts";
+} from "@quarry/harness/conversion";
+import { newRequest } from "@quarry/harness/scenario";
+import { isApiError } from "@quarry/kube";
 
 let cc: ConversionCluster;
 before(async () => {

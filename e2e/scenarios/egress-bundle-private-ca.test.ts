@@ -8,8 +8,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolutionRequest } from "@quarry/api";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import { reasonOf, resolveBundle, TASK_YAML, useBundleScenario } from "../fixtures/bundle-scenario.ts";
-import { resolvedOk, setConfig, succeeded } from "../harness/scenario.ts";
+import { reasonOf, resolveBundle, TASK_YAML, useBundleScenario } from "@quarry/harness/bundle-scenario";
+import { resolvedOk, setConfig, succeeded } from "@quarry/harness/scenario";
 
 const address = hostAddress();
 const ca = makePrivateCa({ ips: [address] });

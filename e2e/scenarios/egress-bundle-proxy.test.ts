@@ -13,8 +13,8 @@ import {
   resolveBundle,
   TASK_YAML,
   useBundleScenario,
-} from "../fixtures/bundle-scenario.ts";
-import { resolvedOk, setConfig } from "../harness/scenario.ts";
+} from "@quarry/harness/bundle-scenario";
+import { resolvedOk, setConfig } from "@quarry/harness/scenario";
 
 const USER = { username: "puller", password: "e2e-proxy-s3cret-pw" };
 const address = hostAddress();

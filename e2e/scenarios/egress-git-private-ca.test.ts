@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolutionRequest } from "@quarry/api";
 import { TASK_V2 } from "@quarry/devcluster/git-repos";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
 import {
   createRequest,
   dataOf,
@@ -20,7 +20,7 @@ import {
   setConfig,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const address = hostAddress();
 const ca = makePrivateCa({ ips: [address] });

@@ -11,7 +11,7 @@ import type { ResolutionRequest } from "@quarry/api";
 import { useForwardProxy } from "@quarry/devcluster/forward-proxy";
 import { TASK_V1, TASK_V2 } from "@quarry/devcluster/git-repos";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
-import { addPrivateRepo, GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
+import { addPrivateRepo, GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
 import {
   createRequest,
   dataOf,
@@ -21,7 +21,7 @@ import {
   setConfig,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const TOKEN = "e2e-proxy-git-t0ken";
 const address = hostAddress();

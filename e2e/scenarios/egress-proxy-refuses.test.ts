@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { useForwardProxy } from "@quarry/devcluster/forward-proxy";
 import { hostAddress, makePrivateCa } from "@quarry/devcluster/private-ca";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
 import {
   createRequest,
   finished,
@@ -13,7 +13,7 @@ import {
   setConfig,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const address = hostAddress();
 const ca = makePrivateCa({ ips: [address] });

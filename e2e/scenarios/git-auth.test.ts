@@ -14,8 +14,8 @@ import {
   grantTokenAccess,
   insecureHostConfig,
   useGitScenario,
-} from "../fixtures/git-scenario.ts";
-import { assertNoLeak } from "../harness/leaks.ts";
+} from "@quarry/harness/git-scenario";
+import { assertNoLeak } from "@quarry/harness/leaks";
 import {
   createRequest,
   dataOf,
@@ -25,7 +25,7 @@ import {
   setConfig,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const TOKEN = "e2e-s3cret-git-token";
 const git = useGitScenario("git-auth", {

@@ -2,8 +2,8 @@
 // that names the param at fault.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
-import { createRequest, finished, newRequest, succeeded, waitForRequest } from "../harness/scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
+import { createRequest, finished, newRequest, succeeded, waitForRequest } from "@quarry/harness/scenario";
 
 const git = useGitScenario("git-err", {
   config: {

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
-import { childProcesses } from "../harness/procs.ts";
-import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
+import { childProcesses } from "@quarry/harness/procs";
+import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "@quarry/harness/scenario";
 
 const git = useGitScenario("git-killed");
 

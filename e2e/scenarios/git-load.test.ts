@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { git as gitCli, RepoBuilder } from "@quarry/devcluster/git-repos";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
-import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
+import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "@quarry/harness/scenario";
 
 const COMMITS = 12;
 let commits: string[] = [];

@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyObject } from "@quarry/devcluster/apply";
 import { kinds } from "@quarry/devcluster/kinds";
+import { grantTokenAccess } from "@quarry/harness/git-scenario";
+import { useScenario } from "@quarry/harness/scenario";
 import { isApiError } from "@quarry/kube";
-import { grantTokenAccess } from "../fixtures/git-scenario.ts";
-import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("git-rbac");
 const denied = (err: unknown) => isApiError(err, 403);

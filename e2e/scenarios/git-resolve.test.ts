@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BUILD_TASK, PIPELINE, TASK_V1, TASK_V2 } from "@quarry/devcluster/git-repos";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
-import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
+import { createRequest, dataOf, newRequest, resolvedOk, waitForRequest } from "@quarry/harness/scenario";
 
 const git = useGitScenario("git");
 

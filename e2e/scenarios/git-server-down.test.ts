@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { TASK_V2 } from "@quarry/devcluster/git-repos";
-import { GIT_LABELS, useGitScenario } from "../fixtures/git-scenario.ts";
+import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
 import {
   createRequest,
   dataOf,
@@ -14,7 +14,7 @@ import {
   resolvedOk,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const git = useGitScenario("git-down", { config: { "max-attempts": "3" } });
 

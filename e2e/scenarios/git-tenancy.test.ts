@@ -3,7 +3,7 @@
 // A's cached bytes (one resolver watching both namespaces).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { addPrivateRepo, GIT_LABELS, insecureHostConfig, useGitScenario } from "../fixtures/git-scenario.ts";
+import { addPrivateRepo, GIT_LABELS, insecureHostConfig, useGitScenario } from "@quarry/harness/git-scenario";
 import {
   createRequest,
   finished,
@@ -11,7 +11,7 @@ import {
   setConfig,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const TOKEN = "tenant-a-token";
 let tenantB = "";

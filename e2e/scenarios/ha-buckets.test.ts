@@ -9,9 +9,9 @@ import { test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "@quarry/harness/replicas";
+import { createRequest, newRequest, resolvedOk, taskManifest, useScenario } from "@quarry/harness/scenario";
 import { bucketLeaseName, bucketOf, isApiError, type Lease, leases, microTime } from "@quarry/kube";
-import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "../harness/replicas.ts";
-import { createRequest, newRequest, resolvedOk, taskManifest, useScenario } from "../harness/scenario.ts";
 
 const BUCKETS = 6;
 const LEASE_MS = 4_000;

@@ -15,11 +15,11 @@ import { test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "@quarry/harness/replicas";
+import { createRequest, dataOf, newRequest, taskManifest, useScenario } from "@quarry/harness/scenario";
+import { firstSeen, recordTransitions, terminalStates } from "@quarry/harness/transitions";
 import { type KubeObject, type Lease, leases, type ResourceType } from "@quarry/kube";
 import yaml from "js-yaml";
-import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "../harness/replicas.ts";
-import { createRequest, dataOf, newRequest, taskManifest, useScenario } from "../harness/scenario.ts";
-import { firstSeen, recordTransitions, terminalStates } from "../harness/transitions.ts";
 
 const SERVICE = "cluster-resolver";
 const BUCKETS = 6;

@@ -1,7 +1,7 @@
 // The seed's label and resolver names are accepted and normalised.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createRequest, newRequest, useScenario, waitForRequest } from "../harness/scenario.ts";
+import { createRequest, newRequest, useScenario, waitForRequest } from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-alias", { start: ["lifecycle-controller"] });
 

@@ -8,7 +8,7 @@ import { resolutionRequests } from "@quarry/api";
 import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
 import { installQuarryApi } from "@quarry/devcluster/install";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { adminClient } from "../harness/env.ts";
+import { adminClient } from "@quarry/harness/env";
 import {
   createRequest,
   getRequest,
@@ -17,8 +17,8 @@ import {
   type Scenario,
   setLifecycleConfig,
   succeeded,
-} from "../harness/scenario.ts";
-import { countEvents } from "../harness/transitions.ts";
+} from "@quarry/harness/scenario";
+import { countEvents } from "@quarry/harness/transitions";
 
 let cp: ControlPlane;
 let scn: Scenario;

@@ -10,7 +10,7 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-done", { start: ["lifecycle-controller"] });
 

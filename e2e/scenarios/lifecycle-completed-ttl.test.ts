@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type CustomRun, customRuns, type ResolutionRequest, resolutionRequests } from "@quarry/api";
-import { isApiError } from "@quarry/kube";
 import {
   createRequest,
   initialised,
@@ -16,7 +15,8 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import { isApiError } from "@quarry/kube";
 
 const TTL_S = 2;
 const scenario = useScenario("lc-ttl", {

@@ -12,7 +12,7 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-config", { start: ["lifecycle-controller"] });
 

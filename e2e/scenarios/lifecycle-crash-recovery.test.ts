@@ -11,13 +11,13 @@ import {
   newScenario,
   type Scenario,
   setLifecycleConfig,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 import {
   countEvents,
   recordTransitions,
   type TransitionRecorder,
   terminalStates,
-} from "../harness/transitions.ts";
+} from "@quarry/harness/transitions";
 
 const N = 200;
 let scn: Scenario;

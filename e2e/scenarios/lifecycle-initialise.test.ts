@@ -8,7 +8,7 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-init", { start: ["lifecycle-controller"] });
 

@@ -9,7 +9,7 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-nolabel", { skipAdmissionPolicy: true, start: ["lifecycle-controller"] });
 

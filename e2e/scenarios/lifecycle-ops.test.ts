@@ -1,7 +1,7 @@
 // Ops surface: probes, Prometheus metrics, JSON logs, graceful SIGTERM.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { useScenario } from "../harness/scenario.ts";
+import { useScenario } from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-ops", { start: ["lifecycle-controller"] });
 const service = () => scenario().services[0]!;

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
 import { kinds } from "@quarry/devcluster/kinds";
+import { createRequest, newRequest, newScenario, type Scenario } from "@quarry/harness/scenario";
 import { configMaps, isApiError, type KubeClient } from "@quarry/kube";
-import { createRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
 
 let scn: Scenario;
 let client: KubeClient;

@@ -12,8 +12,8 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
-import { countEvents } from "../harness/transitions.ts";
+} from "@quarry/harness/scenario";
+import { countEvents } from "@quarry/harness/transitions";
 
 const scenario = useScenario("lc-timeout", {
   lifecycleConfig: { "default-maximum-resolution-timeout": "3s" },

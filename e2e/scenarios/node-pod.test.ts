@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { before, test } from "node:test";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { configMaps, isApiError, type KubeObject } from "@quarry/kube";
 import {
   initDoneAndRunning,
   nodePod,
@@ -21,8 +20,9 @@ import {
   type SharedNode,
   sharedNode,
   waitForPod,
-} from "../harness/node.ts";
-import { useScenario } from "../harness/scenario.ts";
+} from "@quarry/harness/node";
+import { useScenario } from "@quarry/harness/scenario";
+import { configMaps, isApiError, type KubeObject } from "@quarry/kube";
 
 const scenario = useScenario("node-pod");
 let node: SharedNode;

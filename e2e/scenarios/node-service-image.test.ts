@@ -1,5 +1,5 @@
 // quarry-e2e: needs-node
-// The cluster resolver's image (images/build-layout.ts: the tree images/Dockerfile
+// The cluster resolver's image (dev/image-builder/src/build-layout.ts: the tree images/Dockerfile
 // makes, built without docker) runs as a pod on the real node: non-root 65532,
 // read-only root FS, ALL capabilities dropped, seccomp RuntimeDefault, in-cluster
 // config from a projected ServiceAccount token bound to its chart's RBAC. It
@@ -22,9 +22,7 @@ import { applyObject } from "@quarry/devcluster/apply";
 import { freePort } from "@quarry/devcluster/controlplane";
 import { kinds } from "@quarry/devcluster/kinds";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { isApiError, type KubeObject } from "@quarry/kube";
-import { buildServiceImage } from "../../images/build-layout.ts";
-import { nodePod, type Pod, pods, type SharedNode, sharedNode, waitForPod } from "../harness/node.ts";
+import { nodePod, type Pod, pods, type SharedNode, sharedNode, waitForPod } from "@quarry/harness/node";
 import {
   createRequest,
   dataOf,
@@ -33,7 +31,9 @@ import {
   taskManifest,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import { buildServiceImage } from "@quarry/image-builder/build-layout";
+import { isApiError, type KubeObject } from "@quarry/kube";
 
 const run = promisify(execFile);
 const scenario = useScenario("node-image", { start: ["lifecycle-controller"] });
@@ -47,7 +47,7 @@ before(async () => {
   const t0 = Date.now();
   const built = await buildServiceImage("cluster-resolver");
   const built1 = Date.now();
-  // the node's containerd, as libs/devcluster/src/node.ts imports its own images
+  // the node's containerd, as dev/devcluster/src/node.ts imports its own images
   const ctr = ["--address", join(node.dir, "containerd.sock"), "--namespace", "k8s.io"];
   await run("ctr", [...ctr, "images", "import", built.tar]);
   const listed = (await run("ctr", [...ctr, "images", "list", "--quiet"])).stdout.split("\n");

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { craneBlob, DEFAULT_USER, tknBundlePush, useRegistry } from "@quarry/devcluster/registry";
+import { TASK_YAML } from "@quarry/harness/bundle-scenario";
 import { type ImageManifest, MediaType, parseReference, RegistryClient, RegistryError } from "@quarry/oci";
-import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
 
 const open = useRegistry();
 const basic = useRegistry({ auth: "htpasswd" });

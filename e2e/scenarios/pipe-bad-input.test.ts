@@ -43,8 +43,8 @@ import { installQuarryApi } from "@quarry/devcluster/install";
 import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { repoRoot } from "@quarry/devcluster/paths";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { configMaps, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
-import yaml from "js-yaml";
+import { adminClient } from "@quarry/harness/env";
+import { pods } from "@quarry/harness/node";
 import {
   configMapOutputs,
   failed,
@@ -53,16 +53,16 @@ import {
   pipeStrategy,
   reasonOf,
   usePipeScenario,
-} from "../fixtures/pipe-scenario.ts";
-import { adminClient } from "../harness/env.ts";
-import { pods } from "../harness/node.ts";
+} from "@quarry/harness/pipe-scenario";
 import {
   newScenario,
   type Scenario,
   setLifecycleConfig,
   succeeded,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import { configMaps, type KubeClient, type KubeObject, type ResourceType } from "@quarry/kube";
+import yaml from "js-yaml";
 
 /** No pod ever runs: the image is never pulled. */
 function pod(extra: Partial<PodSpec> = {}): PodSpec {

@@ -22,11 +22,11 @@ import {
   pipeStrategies,
   pipes,
 } from "@quarry/api";
+import { useScenario } from "@quarry/harness/scenario";
 import { isApiError, type KubeObject } from "@quarry/kube";
 // The resolver's pure pod builder, to check what it makes is a valid Pod (pipe-resolve runs such pods).
-import { buildPod } from "../../services/pipe-resolver/src/pod.ts";
-import { validatePipe, validateStrategy } from "../../services/pipe-resolver/src/validate.ts";
-import { useScenario } from "../harness/scenario.ts";
+import { buildPod } from "@quarry/pipe-resolver/pod";
+import { validatePipe, validateStrategy } from "@quarry/pipe-resolver/validate";
 
 const scenario = useScenario("pipe-crd");
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pipeStrategies, pipes } from "@quarry/api";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { configMaps, type KubeObject } from "@quarry/kube";
+import { type ContainerStatus, pods } from "@quarry/harness/node";
 import {
   configMapOutputs,
   done,
@@ -23,9 +23,9 @@ import {
   sha256,
   usePipeScenario,
   watchPipePods,
-} from "../fixtures/pipe-scenario.ts";
-import { type ContainerStatus, pods } from "../harness/node.ts";
-import { dataOf, resolvedOk, succeeded, waitForRequest } from "../harness/scenario.ts";
+} from "@quarry/harness/pipe-scenario";
+import { dataOf, resolvedOk, succeeded, waitForRequest } from "@quarry/harness/scenario";
+import { configMaps, type KubeObject } from "@quarry/kube";
 
 // run 1 writes its output too, then exits 1: a resolver that copied after it would store "run 1"
 const SCRIPT = [

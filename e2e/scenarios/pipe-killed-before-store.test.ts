@@ -22,7 +22,7 @@ import { after, test } from "node:test";
 import { pipeStrategies, pipes, type ResolutionRequest } from "@quarry/api";
 import { kinds } from "@quarry/devcluster/kinds";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { configMaps, isApiError, type KubeObject, secrets } from "@quarry/kube";
+import { pods, readFileFromPod } from "@quarry/harness/node";
 import {
   configMapOutputs,
   isGone,
@@ -36,9 +36,9 @@ import {
   sha256,
   usePipeScenario,
   watchPipePods,
-} from "../fixtures/pipe-scenario.ts";
-import { pods, readFileFromPod } from "../harness/node.ts";
-import { finished, resolvedOk, type Scenario, waitForRequest } from "../harness/scenario.ts";
+} from "@quarry/harness/pipe-scenario";
+import { finished, resolvedOk, type Scenario, waitForRequest } from "@quarry/harness/scenario";
+import { configMaps, isApiError, type KubeObject, secrets } from "@quarry/kube";
 
 // random each run, so a stored value can only have come from this pod's files
 const SCRIPT = [

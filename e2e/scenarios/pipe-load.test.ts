@@ -2,7 +2,7 @@
 //
 // 20 pipe requests at once on 2 resolver workers, shared with the git
 // resolver: one process hosts both on one work queue (runResolvers, through
-// e2e/fixtures/pipe-git-resolver.ts) with QUARRY_CONCURRENCY=2. Each pipe
+// dev/harness/src/pipe-git-resolver.ts) with QUARRY_CONCURRENCY=2. Each pipe
 // pod's init container sleeps INIT_S seconds. Were a worker held while its pod
 // ran, at most 2 pods would exist at once and a git request would wait for a
 // pod to finish. Instead all 20 pods exist together, their init containers run
@@ -20,10 +20,9 @@ import { buildStandardRepo, type StandardRepo, TASK_V2 } from "@quarry/devcluste
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import type { RunningService } from "@quarry/devcluster/service";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { type ConfigMapObject, configMaps } from "@quarry/kube";
-import yaml from "js-yaml";
-import { GIT_LABELS } from "../fixtures/git-scenario.ts";
-import { startPipeGitResolver } from "../fixtures/pipe-git-scenario.ts";
+import { GIT_LABELS } from "@quarry/harness/git-scenario";
+import { sharedNode } from "@quarry/harness/node";
+import { startPipeGitResolver } from "@quarry/harness/pipe-git-scenario";
 import {
   configMapOutputs,
   nodeConfig,
@@ -31,9 +30,8 @@ import {
   pipeObject,
   pipeStrategy,
   scriptPod,
-} from "../fixtures/pipe-scenario.ts";
-import { sharedNode } from "../harness/node.ts";
-import { maxOverlap, PodTimelines, watchPipePods } from "../harness/pod-timeline.ts";
+} from "@quarry/harness/pipe-scenario";
+import { maxOverlap, PodTimelines, watchPipePods } from "@quarry/harness/pod-timeline";
 import {
   createRequest,
   dataOf,
@@ -44,13 +42,15 @@ import {
   setConfig,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 import {
   firstSeen,
   recordTransitions,
   type TransitionRecorder,
   terminalStates,
-} from "../harness/transitions.ts";
+} from "@quarry/harness/transitions";
+import { type ConfigMapObject, configMaps } from "@quarry/kube";
+import yaml from "js-yaml";
 
 const PIPES = 20;
 const WORKERS = 2;

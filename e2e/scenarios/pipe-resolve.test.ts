@@ -23,8 +23,8 @@ import {
 import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import type { RunningService } from "@quarry/devcluster/service";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { configMaps, type KubeObject, secrets } from "@quarry/kube";
-import yaml from "js-yaml";
+import { assertNoLeak } from "@quarry/harness/leaks";
+import { type Pod, pods, type SharedNode, sharedNode } from "@quarry/harness/node";
 import {
   failed,
   isGone,
@@ -33,9 +33,7 @@ import {
   reasonOf,
   sha256,
   watchPipePods,
-} from "../fixtures/pipe-scenario.ts";
-import { assertNoLeak } from "../harness/leaks.ts";
-import { type Pod, pods, type SharedNode, sharedNode } from "../harness/node.ts";
+} from "@quarry/harness/pipe-scenario";
 import {
   createRequest,
   dataOf,
@@ -47,7 +45,9 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
+import { configMaps, type KubeObject, secrets } from "@quarry/kube";
+import yaml from "js-yaml";
 
 const PIPE = { "resolution.tekton.dev/type": "pipe" };
 const TOKEN = "s3cr3t-e2e-token-7f3a";

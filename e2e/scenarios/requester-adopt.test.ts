@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { OwnerReference } from "@quarry/api";
+import { getRequest, useScenario } from "@quarry/harness/scenario";
 import { configMaps, type KubeClient, type KubeObject } from "@quarry/kube";
 import { requestResolution } from "@quarry/requester";
-import { getRequest, useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-adopt");
 

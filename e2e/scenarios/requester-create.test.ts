@@ -4,12 +4,12 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { requestNameFor } from "@quarry/api";
+import { getRequest, useScenario } from "@quarry/harness/scenario";
 import { configMaps, type KubeObject } from "@quarry/kube";
 // e2e/package.json lists neither @quarry/observability nor @quarry/requester yet; relative paths
 // resolve to the same modules (pnpm links workspace packages, Node follows the links).
 import { contextFromTraceparent, setupTracing, withSpan } from "@quarry/observability";
 import { requestResolution } from "@quarry/requester";
-import { getRequest, useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-create");
 const tracing = setupTracing("requester-e2e");

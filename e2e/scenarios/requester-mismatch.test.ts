@@ -2,9 +2,9 @@
 // (a hash collision, or someone edited it) is refused, not adopted.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { createRequest, getRequest, newRequest, useScenario } from "@quarry/harness/scenario";
 import { configMaps, type KubeObject } from "@quarry/kube";
 import { buildRequest, RequestMismatchError, requestResolution } from "@quarry/requester";
-import { createRequest, getRequest, newRequest, useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-mismatch");
 

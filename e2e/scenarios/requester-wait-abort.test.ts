@@ -2,9 +2,9 @@
 // AbortError that names the request.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { pendingGitRequest } from "@quarry/harness/requests";
+import { useScenario } from "@quarry/harness/scenario";
 import { WaitAbortedError, waitFor } from "@quarry/requester";
-import { pendingGitRequest } from "../harness/requests.ts";
-import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-abort");
 

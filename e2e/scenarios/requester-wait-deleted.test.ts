@@ -3,10 +3,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
-
+import { pendingGitRequest } from "@quarry/harness/requests";
+import { useScenario } from "@quarry/harness/scenario";
 import { RequestNotFoundError, waitFor } from "@quarry/requester";
-import { pendingGitRequest } from "../harness/requests.ts";
-import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-deleted");
 

@@ -3,9 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
-
+import { useScenario } from "@quarry/harness/scenario";
 import { requestResolution, waitFor } from "@quarry/requester";
-import { useScenario } from "../harness/scenario.ts";
 
 const scenario = useScenario("rq-failed");
 

@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { createRequest, newRequest, useScenario } from "@quarry/harness/scenario";
 import { isApiError, type KubeClient } from "@quarry/kube";
-import { createRequest, newRequest, useScenario } from "../harness/scenario.ts";
 
 const TYPE = "resolution.tekton.dev/type";
 const ALIAS = "resolution.tekton.dev/resolver";

@@ -10,7 +10,7 @@ import { type ControlPlane, startControlPlane } from "@quarry/devcluster/control
 import { installQuarryApi, type RunCrdMode } from "@quarry/devcluster/install";
 import type { RunningService } from "@quarry/devcluster/service";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { adminClient } from "../harness/env.ts";
+import { adminClient } from "@quarry/harness/env";
 import {
   createRun,
   FLAVOURS,
@@ -22,9 +22,9 @@ import {
   runSucceeded,
   WAIT_REF,
   waitForRun,
-} from "../harness/runs.ts";
-import { newScenario, type Scenario, setConfig } from "../harness/scenario.ts";
-import { terminalStates } from "../harness/transitions.ts";
+} from "@quarry/harness/runs";
+import { newScenario, type Scenario, setConfig } from "@quarry/harness/scenario";
+import { terminalStates } from "@quarry/harness/transitions";
 
 const mode = (process.env.QUARRY_E2E_RUN_CRDS ?? "quarry") as RunCrdMode;
 const skip = mode === "none" ? "no run CRDs installed" : false;

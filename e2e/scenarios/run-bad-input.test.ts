@@ -14,8 +14,7 @@ import { test } from "node:test";
 import { type AnyRun, type Param, type RunFlavour, resolutionRequests } from "@quarry/api";
 import { startControlPlane } from "@quarry/devcluster/controlplane";
 import { installQuarryApi } from "@quarry/devcluster/install";
-import { isApiError } from "@quarry/kube";
-import { adminClient } from "../harness/env.ts";
+import { adminClient } from "@quarry/harness/env";
 import {
   createRun,
   FLAVOURS,
@@ -25,8 +24,9 @@ import {
   runSucceeded,
   WAIT_REF,
   waitForRun,
-} from "../harness/runs.ts";
-import { newScenario, type Scenario, setConfig, useScenario } from "../harness/scenario.ts";
+} from "@quarry/harness/runs";
+import { newScenario, type Scenario, setConfig, useScenario } from "@quarry/harness/scenario";
+import { isApiError } from "@quarry/kube";
 
 const mode = process.env.QUARRY_E2E_RUN_CRDS ?? "quarry";
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;

@@ -15,7 +15,6 @@ import {
 } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { waitUntil } from "@quarry/devcluster/wait";
-import type { KubeClient } from "@quarry/kube";
 import {
   createRun,
   getRun,
@@ -25,9 +24,10 @@ import {
   runObject,
   runSucceeded,
   WAIT_REF,
-} from "../harness/runs.ts";
-import { newScenario, type Scenario, setConfig } from "../harness/scenario.ts";
-import { terminalStates } from "../harness/transitions.ts";
+} from "@quarry/harness/runs";
+import { newScenario, type Scenario, setConfig } from "@quarry/harness/scenario";
+import { terminalStates } from "@quarry/harness/transitions";
+import type { KubeClient } from "@quarry/kube";
 
 const TIMEOUT_S = 8;
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;

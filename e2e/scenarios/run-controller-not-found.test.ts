@@ -16,8 +16,8 @@ import {
   runObject,
   runSucceeded,
   waitForRun,
-} from "../harness/runs.ts";
-import { setConfig, useScenario } from "../harness/scenario.ts";
+} from "@quarry/harness/runs";
+import { setConfig, useScenario } from "@quarry/harness/scenario";
 
 const TIMEOUT_MS = 2000;
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;

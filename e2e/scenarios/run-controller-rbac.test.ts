@@ -6,9 +6,9 @@ import { after, before, test } from "node:test";
 import { type AnyRun, type RunFlavour, resolutionRequests } from "@quarry/api";
 import { kinds } from "@quarry/devcluster/kinds";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { createRun, FLAVOURS, getRun, resourceOf, runObject, WAIT_REF } from "@quarry/harness/runs";
+import { createRequest, getRequest, newRequest, newScenario, type Scenario } from "@quarry/harness/scenario";
 import { isApiError, type KubeClient, type ResourceType } from "@quarry/kube";
-import { createRun, FLAVOURS, getRun, resourceOf, runObject, WAIT_REF } from "../harness/runs.ts";
-import { createRequest, getRequest, newRequest, newScenario, type Scenario } from "../harness/scenario.ts";
 
 const pods: ResourceType = { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true };
 const GIT = { "resolution.tekton.dev/type": "git" };

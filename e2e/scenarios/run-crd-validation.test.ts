@@ -9,8 +9,8 @@ import { readFileSync } from "node:fs";
 import { request } from "node:https";
 import { test } from "node:test";
 import { type AnyRun, type CustomRun, customRuns, type Run, type RunStatus, runs } from "@quarry/api";
+import { useScenario } from "@quarry/harness/scenario";
 import { isApiError, type KubeObject } from "@quarry/kube";
-import { useScenario } from "../harness/scenario.ts";
 
 const mode = process.env.QUARRY_E2E_RUN_CRDS ?? "quarry";
 const skip = mode === "quarry" ? false : `the control plane has run CRDs "${mode}", not Quarry's`;

@@ -21,8 +21,8 @@ import {
   runSucceeded,
   waitForRun,
   writeRunStatus,
-} from "../harness/runs.ts";
-import { type Scenario, setConfig, useScenario } from "../harness/scenario.ts";
+} from "@quarry/harness/runs";
+import { type Scenario, setConfig, useScenario } from "@quarry/harness/scenario";
 
 const GRACE_MS = 2000;
 const STUBBORN = { apiVersion: "example.dev/v1", kind: "Stubborn" } as const;

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { pipeRequestsOf, pipeRun, podsOf, SLOW_PIPE, usePipeRunScenario } from "../fixtures/pipe-runs.ts";
-import { isGone } from "../fixtures/pipe-scenario.ts";
-import { type Pod, pods } from "../harness/node.ts";
-import { cancelRun, createRun, runSucceeded, waitForRun } from "../harness/runs.ts";
-import type { Scenario } from "../harness/scenario.ts";
+import { type Pod, pods } from "@quarry/harness/node";
+import { pipeRequestsOf, pipeRun, podsOf, SLOW_PIPE, usePipeRunScenario } from "@quarry/harness/pipe-runs";
+import { isGone } from "@quarry/harness/pipe-scenario";
+import { cancelRun, createRun, runSucceeded, waitForRun } from "@quarry/harness/runs";
+import type { Scenario } from "@quarry/harness/scenario";
 
 const scenario = usePipeRunScenario("run-pipe-cancel");
 

@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolutionRequests } from "@quarry/api";
 import { waitUntil } from "@quarry/devcluster/wait";
+import { CERT_PIPE, pipeRequestsOf, pipeRun, usePipeRunScenario } from "@quarry/harness/pipe-runs";
+import { isGone } from "@quarry/harness/pipe-scenario";
+import { createRun, resourceOf, runSucceeded, waitForRun } from "@quarry/harness/runs";
 import { configMaps, secrets } from "@quarry/kube";
-import { CERT_PIPE, pipeRequestsOf, pipeRun, usePipeRunScenario } from "../fixtures/pipe-runs.ts";
-import { isGone } from "../fixtures/pipe-scenario.ts";
-import { createRun, resourceOf, runSucceeded, waitForRun } from "../harness/runs.ts";
 
 const scenario = usePipeRunScenario("run-pipe-gc");
 

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pipeStrategies, pipes } from "@quarry/api";
-import { pipeRequestsOf, pipeRun, usePipeRunScenario } from "../fixtures/pipe-runs.ts";
-import { configMapOutputs, pipeObject, pipeStrategy, scriptPod } from "../fixtures/pipe-scenario.ts";
-import { createRun, runSucceeded, waitForRun } from "../harness/runs.ts";
+import { pipeRequestsOf, pipeRun, usePipeRunScenario } from "@quarry/harness/pipe-runs";
+import { configMapOutputs, pipeObject, pipeStrategy, scriptPod } from "@quarry/harness/pipe-scenario";
+import { createRun, runSucceeded, waitForRun } from "@quarry/harness/runs";
 
 const scenario = usePipeRunScenario("run-pipe-retries");
 

@@ -11,7 +11,6 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { configMaps, type KubeObject, secrets } from "@quarry/kube";
 import {
   CERT_PIPE,
   ownedBy,
@@ -19,9 +18,10 @@ import {
   pipeRun,
   podsOf,
   usePipeRunScenario,
-} from "../fixtures/pipe-runs.ts";
-import { resultsOf } from "../fixtures/pipe-scenario.ts";
-import { createRun, FLAVOURS, runSucceeded, waitForRun } from "../harness/runs.ts";
+} from "@quarry/harness/pipe-runs";
+import { resultsOf } from "@quarry/harness/pipe-scenario";
+import { createRun, FLAVOURS, runSucceeded, waitForRun } from "@quarry/harness/runs";
+import { configMaps, type KubeObject, secrets } from "@quarry/kube";
 
 const scenario = usePipeRunScenario("run-pipe");
 

@@ -15,9 +15,9 @@ import {
   runNameFor,
   useRunRefScenario,
   waitRemoteRef,
-} from "../fixtures/run-ref-scenario.ts";
-import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "../harness/runs.ts";
-import { getRequest, succeeded } from "../harness/scenario.ts";
+} from "@quarry/harness/run-ref-scenario";
+import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "@quarry/harness/runs";
+import { getRequest, succeeded } from "@quarry/harness/scenario";
 
 const exec = promisify(execFile);
 const refs = useRunRefScenario("run-ref-failed", {

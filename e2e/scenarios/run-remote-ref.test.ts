@@ -15,7 +15,6 @@ import {
 } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import type { KubeObject } from "@quarry/kube";
 import {
   ANNOTATION_RUN_REF_SOURCE,
   type RunRefScenario,
@@ -24,9 +23,10 @@ import {
   useRunRefScenario,
   waitRemoteRef,
   waitTaskYaml,
-} from "../fixtures/run-ref-scenario.ts";
-import { createRun, FLAVOURS, getRun, runObject, runSucceeded, waitForRun } from "../harness/runs.ts";
-import { getRequest, succeeded } from "../harness/scenario.ts";
+} from "@quarry/harness/run-ref-scenario";
+import { createRun, FLAVOURS, getRun, runObject, runSucceeded, waitForRun } from "@quarry/harness/runs";
+import { getRequest, succeeded } from "@quarry/harness/scenario";
+import type { KubeObject } from "@quarry/kube";
 
 /** Each resolver's definition declares its own default, so a run shows which one it read. */
 const DEFAULTS = { git: "1s", bundles: "2s", cluster: "3s" } as const;

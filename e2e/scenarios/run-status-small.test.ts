@@ -14,9 +14,9 @@ import {
   useRunRefScenario,
   waitRemoteRef,
   waitTaskYaml,
-} from "../fixtures/run-ref-scenario.ts";
-import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "../harness/runs.ts";
-import { dataOf, getRequest, resolvedOk, waitForRequest } from "../harness/scenario.ts";
+} from "@quarry/harness/run-ref-scenario";
+import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "@quarry/harness/runs";
+import { dataOf, getRequest, resolvedOk, waitForRequest } from "@quarry/harness/scenario";
 
 const MARKER = `quarry-big-${randomBytes(6).toString("hex")}`;
 const TARGET_BYTES = 900 * 1024;

@@ -17,8 +17,8 @@ import {
   runSucceeded,
   WAIT_REF,
   waitForRun,
-} from "../harness/runs.ts";
-import { setConfig, useScenario } from "../harness/scenario.ts";
+} from "@quarry/harness/runs";
+import { setConfig, useScenario } from "@quarry/harness/scenario";
 
 const scenario = useScenario("run-wait-cancel", {
   setup: (scn) =>

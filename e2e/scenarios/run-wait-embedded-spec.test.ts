@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Param } from "@quarry/api";
-import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "../harness/runs.ts";
-import { setConfig, useScenario } from "../harness/scenario.ts";
+import { createRun, FLAVOURS, runObject, runSucceeded, waitForRun } from "@quarry/harness/runs";
+import { setConfig, useScenario } from "@quarry/harness/scenario";
 
 const scenario = useScenario("run-embedded", {
   setup: (scn) => setConfig(scn, "run-controller-config", { "initial-update-timeout": "20s" }),

@@ -3,8 +3,8 @@
 // run-controller (running alongside, enforcing) never writes its conditions.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createRun, FLAVOURS, runObject, runSucceeded, WAIT_REF, waitForRun } from "../harness/runs.ts";
-import { setConfig, useScenario } from "../harness/scenario.ts";
+import { createRun, FLAVOURS, runObject, runSucceeded, WAIT_REF, waitForRun } from "@quarry/harness/runs";
+import { setConfig, useScenario } from "@quarry/harness/scenario";
 
 const scenario = useScenario("run-wait", {
   setup: (scn) =>

@@ -2,8 +2,8 @@
 // their credentials may differ. (One resolver watching both namespaces.)
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type HttpFixture, startHttpFixture, task } from "../harness/http-server.ts";
-import { createRequest, newRequest, useScenario, waitForRequest } from "../harness/scenario.ts";
+import { type HttpFixture, startHttpFixture, task } from "@quarry/harness/http-server";
+import { createRequest, newRequest, useScenario, waitForRequest } from "@quarry/harness/scenario";
 
 let web: HttpFixture;
 let other = "";

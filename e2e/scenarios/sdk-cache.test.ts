@@ -3,8 +3,8 @@
 // cache=never always fetches.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type HttpFixture, startHttpFixture, task } from "../harness/http-server.ts";
-import { createRequest, newRequest, resolvedOk, useScenario, waitForRequest } from "../harness/scenario.ts";
+import { type HttpFixture, startHttpFixture, task } from "@quarry/harness/http-server";
+import { createRequest, newRequest, resolvedOk, useScenario, waitForRequest } from "@quarry/harness/scenario";
 
 let web: HttpFixture;
 before(async () => {

@@ -3,7 +3,7 @@
 // per-attempt deadline turns a hung source into a transient error too.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type HttpFixture, startHttpFixture, task } from "../harness/http-server.ts";
+import { type HttpFixture, startHttpFixture, task } from "@quarry/harness/http-server";
 import {
   createRequest,
   finished,
@@ -12,7 +12,7 @@ import {
   succeeded,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 let web: HttpFixture;
 before(async () => {

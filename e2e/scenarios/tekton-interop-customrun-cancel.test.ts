@@ -7,14 +7,14 @@
 // runs the finally task, and ends the PipelineRun Cancelled.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runSucceeded } from "../harness/runs.ts";
+import { runSucceeded } from "@quarry/harness/runs";
 import {
   createRun,
   pipelineRuns,
   succeededOf,
   type TektonCluster,
   useTektonCluster,
-} from "../harness/tekton.ts";
+} from "@quarry/harness/tekton";
 import {
   customRunDone,
   customRunFor,
@@ -22,7 +22,7 @@ import {
   pipelineRunDone,
   WAIT_TASK_SERVICES,
   waitTask,
-} from "../harness/tekton-customrun.ts";
+} from "@quarry/harness/tekton-customrun";
 
 const cluster = useTektonCluster("tekton-customrun-cancel", { gitFiles: {}, services: WAIT_TASK_SERVICES });
 

@@ -14,11 +14,11 @@ import {
   ANNOTATION_RUN_REQUEST,
   waitRemoteRef,
   waitTaskYaml,
-} from "../fixtures/run-ref-scenario.ts";
-import { runSucceeded } from "../harness/runs.ts";
-import { getRequest, succeeded } from "../harness/scenario.ts";
-import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "../harness/tekton.ts";
-import { customRunFor, pipelineRunDone } from "../harness/tekton-customrun.ts";
+} from "@quarry/harness/run-ref-scenario";
+import { runSucceeded } from "@quarry/harness/runs";
+import { getRequest, succeeded } from "@quarry/harness/scenario";
+import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "@quarry/harness/tekton";
+import { customRunFor, pipelineRunDone } from "@quarry/harness/tekton-customrun";
 
 const cluster = useTektonCluster("tekton-customrun-remote", {
   gitFiles: { "tasks/wait.yaml": waitTaskYaml("wait", "1s") },

@@ -6,15 +6,15 @@
 // CustomRunCancelled with that message, and the PipelineRun ends PipelineRunTimeout.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runSucceeded } from "../harness/runs.ts";
-import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "../harness/tekton.ts";
+import { runSucceeded } from "@quarry/harness/runs";
+import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "@quarry/harness/tekton";
 import {
   customRunDone,
   customRunFor,
   pipelineRunDone,
   WAIT_TASK_SERVICES,
   waitTask,
-} from "../harness/tekton-customrun.ts";
+} from "@quarry/harness/tekton-customrun";
 
 const cluster = useTektonCluster("tekton-customrun-timeout", { gitFiles: {}, services: WAIT_TASK_SERVICES });
 

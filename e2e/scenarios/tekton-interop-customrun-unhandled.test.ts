@@ -6,10 +6,10 @@
 // by the run-controller after enforcement-grace, and Tekton counts it cancelled, not failed.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runSucceeded } from "../harness/runs.ts";
-import { setConfig } from "../harness/scenario.ts";
-import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "../harness/tekton.ts";
-import { customRunDone, customRunFor, pipelineRunDone } from "../harness/tekton-customrun.ts";
+import { runSucceeded } from "@quarry/harness/runs";
+import { setConfig } from "@quarry/harness/scenario";
+import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "@quarry/harness/tekton";
+import { customRunDone, customRunFor, pipelineRunDone } from "@quarry/harness/tekton-customrun";
 
 const NOBODY = { apiVersion: "nobody.example.dev/v1", kind: "Nobody" };
 /** Also served by nobody; its runs get a long initial-update-timeout, so only a cancel ends them. */

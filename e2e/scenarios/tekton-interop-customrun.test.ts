@@ -6,9 +6,14 @@
 // second one's param and out as the pipeline's result.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { runSucceeded, WAIT_REF } from "../harness/runs.ts";
-import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "../harness/tekton.ts";
-import { customRunFor, pipelineRunDone, WAIT_TASK_SERVICES, waitTask } from "../harness/tekton-customrun.ts";
+import { runSucceeded, WAIT_REF } from "@quarry/harness/runs";
+import { createRun, pipelineRuns, succeededOf, useTektonCluster } from "@quarry/harness/tekton";
+import {
+  customRunFor,
+  pipelineRunDone,
+  WAIT_TASK_SERVICES,
+  waitTask,
+} from "@quarry/harness/tekton-customrun";
 
 const cluster = useTektonCluster("tekton-customrun", { gitFiles: {}, services: WAIT_TASK_SERVICES });
 

@@ -6,9 +6,8 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import type { ResourceType } from "@quarry/kube";
-import { TASK_YAML } from "../fixtures/bundle-scenario.ts";
-import { succeeded } from "../harness/scenario.ts";
+import { TASK_YAML } from "@quarry/harness/bundle-scenario";
+import { succeeded } from "@quarry/harness/scenario";
 import {
   createRun,
   params,
@@ -18,8 +17,9 @@ import {
   taskRuns,
   useTektonCluster,
   waitRun,
-} from "../harness/tekton.ts";
-import { recordTransitions, type TransitionRecorder } from "../harness/transitions.ts";
+} from "@quarry/harness/tekton";
+import { recordTransitions, type TransitionRecorder } from "@quarry/harness/transitions";
+import type { ResourceType } from "@quarry/kube";
 
 const cluster = useTektonCluster("tekton-fail", {
   gitFiles: { "tasks/build.yaml": TASK_YAML },

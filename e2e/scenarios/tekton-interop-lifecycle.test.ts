@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { setTektonConfig, TEKTON_NAMESPACE } from "@quarry/devcluster/tekton";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { setLifecycleConfig, succeeded } from "../harness/scenario.ts";
+import { setLifecycleConfig, succeeded } from "@quarry/harness/scenario";
 import {
   createRun,
   params,
@@ -19,8 +19,8 @@ import {
   taskRuns,
   useTektonCluster,
   waitRun,
-} from "../harness/tekton.ts";
-import { recordTransitions, type TransitionRecorder } from "../harness/transitions.ts";
+} from "@quarry/harness/tekton";
+import { recordTransitions, type TransitionRecorder } from "@quarry/harness/transitions";
 
 const TIMEOUT_KEY = "default-maximum-resolution-timeout";
 let transitions: TransitionRecorder | undefined;

@@ -10,9 +10,7 @@ import { test } from "node:test";
 import type { RefSource, ResolutionRequest } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { tknBundlePush } from "@quarry/devcluster/registry";
-import type { KubeObject, ResourceType } from "@quarry/kube";
-import yaml from "js-yaml";
-import { dataOf, succeeded } from "../harness/scenario.ts";
+import { dataOf, succeeded } from "@quarry/harness/scenario";
 import {
   assertContains,
   createRun,
@@ -23,7 +21,9 @@ import {
   taskRuns,
   useTektonCluster,
   waitRun,
-} from "../harness/tekton.ts";
+} from "@quarry/harness/tekton";
+import type { KubeObject, ResourceType } from "@quarry/kube";
+import yaml from "js-yaml";
 
 const RESOLVERS = ["git", "bundles", "cluster"] as const;
 type Resolver = (typeof RESOLVERS)[number];

@@ -13,7 +13,7 @@ import {
   taskManifest,
   useScenario,
   waitForRequest,
-} from "../harness/scenario.ts";
+} from "@quarry/harness/scenario";
 
 /** A port nothing listens on: bound, then closed. */
 async function closedPort(): Promise<number> {

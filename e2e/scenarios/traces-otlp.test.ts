@@ -12,7 +12,7 @@ import { applyObject } from "@quarry/devcluster/apply";
 import { type Jaeger, type StoredSpan, startJaeger } from "@quarry/devcluster/jaeger";
 import { repoRoot } from "@quarry/devcluster/paths";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { getRequest, taskManifest, useScenario } from "../harness/scenario.ts";
+import { getRequest, taskManifest, useScenario } from "@quarry/harness/scenario";
 
 const run = promisify(execFile);
 let jaeger: Jaeger;

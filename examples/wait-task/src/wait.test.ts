@@ -1,11 +1,11 @@
 // What a Wait run is at a given moment, from a hand-built TaskContext: the
-// SDK's parts (start, cancel, timeout, retries) are plan.test.ts's business.
+// SDK's parts (start, cancel, timeout, retries) are its decide.test.ts's business.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type AnyRun, type Param, type ParamValue, runView } from "@quarry/api";
 import {
   type CustomTask,
-  planRun,
+  decideTask,
   type RefOutcome,
   type Step,
   type TaskContext,
@@ -251,7 +251,7 @@ test("WaitTask.reconcile", async () => {
   for (const row of ROWS) assert.deepEqual(await task.reconcile(context(row.ctx)), row.want, row.name);
 });
 
-/** What a Wait started at `startTime` is at `now`, as the SDK plans and counts it. */
+/** What a Wait started at `startTime` is at `now`, as the SDK decides and counts it. */
 async function waitAt(startTime: string, now: number): Promise<Step | string> {
   const run: AnyRun = {
     ...mkRun(duration("5s")),
@@ -262,14 +262,14 @@ async function waitAt(startTime: string, now: number): Promise<Step | string> {
       ],
     },
   };
-  const plan = planRun(run, new WaitTask(), { now, defaultTimeoutMs: 3_600_000 });
-  if (plan.type !== "invoke") return plan.type;
+  const decision = decideTask(run, new WaitTask(), { now, defaultTimeoutMs: 3_600_000 });
+  if (decision.type !== "invoke") return decision.type;
   return new WaitTask().reconcile({
     ...context({}),
     run,
     view: runView(run),
     now,
-    startedAt: plan.startedAt,
+    startedAt: decision.startedAt,
   });
 }
 

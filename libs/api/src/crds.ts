@@ -2,6 +2,7 @@
 // rendering. gen-crds.ts writes the YAML to libs/api/crds/; crds.test.ts fails
 // when the committed files drift from what this module produces.
 import { dump } from "js-yaml";
+import { PART_OF, singleVersionCrd } from "./crd-builder.ts";
 import type { CustomResourceDefinition, PrinterColumn, WebhookClientConfig } from "./crd-types.ts";
 import {
   ADMISSION_POLICY_DISABLED,
@@ -20,14 +21,10 @@ import {
   pipeStrategyCrd,
 } from "./pipe-crds.ts";
 import { QuarryReason } from "./reasons.ts";
+import { resolutionRequests } from "./resources.ts";
 import { CUSTOM_RUN_CRD_NAME, customRunCrd, RUN_CRD_NAME, RUN_CRDS_SUBDIR, runCrd } from "./run-crds.ts";
 import { resolutionRequestSchema, resolutionRequestV1Alpha1Schema } from "./schemas.ts";
-import {
-  RESOLUTION_GROUP,
-  RESOLUTION_REQUEST_KIND,
-  RESOLUTION_REQUEST_PLURAL,
-  RESOLUTION_REQUEST_SINGULAR,
-} from "./types.ts";
+import { RESOLUTION_GROUP, RESOLUTION_REQUEST_PLURAL } from "./types.ts";
 
 export const RESOLUTION_REQUEST_CRD_NAME = `${RESOLUTION_REQUEST_PLURAL}.${RESOLUTION_GROUP}`;
 export const RESOLVER_LABEL_POLICY_NAME = "quarry-resolutionrequest-resolver-label";
@@ -38,8 +35,6 @@ export interface Manifest {
   kind: string;
   [field: string]: unknown;
 }
-
-const PART_OF = { "app.kubernetes.io/part-of": "quarry" };
 
 const SUCCEEDED_PATH = '.status.conditions[?(@.type=="Succeeded")]';
 const RESOLUTION_REQUEST_COLUMNS: PrinterColumn[] = [
@@ -57,32 +52,12 @@ const RESOLUTION_REQUEST_COLUMNS: PrinterColumn[] = [
 // Only v1beta1 is served by default: serving v1alpha1 needs the lifecycle controller's conversion
 // webhook, see resolutionRequestCrdWithConversion.
 export function resolutionRequestCrd(): CustomResourceDefinition {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: RESOLUTION_REQUEST_CRD_NAME, labels: { ...PART_OF } },
-    spec: {
-      group: RESOLUTION_GROUP,
-      names: {
-        kind: RESOLUTION_REQUEST_KIND,
-        listKind: `${RESOLUTION_REQUEST_KIND}List`,
-        plural: RESOLUTION_REQUEST_PLURAL,
-        singular: RESOLUTION_REQUEST_SINGULAR,
-        categories: ["tekton", "tekton-pipelines"],
-      },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1beta1",
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: RESOLUTION_REQUEST_COLUMNS,
-          schema: { openAPIV3Schema: resolutionRequestSchema() },
-        },
-      ],
-    },
-  };
+  return singleVersionCrd(resolutionRequests, {
+    categories: ["tekton", "tekton-pipelines"],
+    columns: RESOLUTION_REQUEST_COLUMNS,
+    schema: resolutionRequestSchema(),
+    statusSubresource: true,
+  });
 }
 
 /** The Service the chart's conversion CRD names until its values say otherwise (charts/quarry-crds). */

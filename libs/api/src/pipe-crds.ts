@@ -1,6 +1,7 @@
 // CRDs of Quarry's pipe kinds: pipes, pipestrategies and
 // clusterpipestrategies in quarry.dev, serving v1alpha1, in the `quarry`
 // category. Always installed with Quarry's API (libs/api/crds/*.yaml).
+import { singleVersionCrd } from "./crd-builder.ts";
 import type { CustomResourceDefinition, PrinterColumn } from "./crd-types.ts";
 import { pipeSchema, pipeStrategySchema } from "./pipe-schemas.ts";
 import { clusterPipeStrategies, pipeStrategies, pipes } from "./pipes.ts";
@@ -19,31 +20,12 @@ function crdFor(
   schema: JSONSchemaProps,
   columns: PrinterColumn[],
 ): CustomResourceDefinition {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${rt.plural}.${rt.group}`, labels: { "app.kubernetes.io/part-of": "quarry" } },
-    spec: {
-      group: rt.group,
-      names: {
-        kind: rt.kind,
-        listKind: `${rt.kind}List`,
-        plural: rt.plural,
-        singular: rt.kind.toLowerCase(),
-        categories: ["quarry"],
-      },
-      scope: rt.namespaced ? "Namespaced" : "Cluster",
-      versions: [
-        {
-          name: rt.version,
-          served: true,
-          storage: true,
-          additionalPrinterColumns: [...columns, AGE],
-          schema: { openAPIV3Schema: schema },
-        },
-      ],
-    },
-  };
+  return singleVersionCrd(rt, {
+    categories: ["quarry"],
+    columns: [...columns, AGE],
+    schema,
+    statusSubresource: false,
+  });
 }
 
 const INIT_IMAGE: PrinterColumn = {

@@ -32,9 +32,7 @@ import {
   RESERVED_PIPE_PARAM_NAMES,
 } from "./pipes.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
-import { MAX_PARAM_NAME_LENGTH, MAX_PARAMS, paramListSchema } from "./schemas.ts";
-
-const metadataSchema = (): JSONSchemaProps => ({ type: "object" });
+import { crdRootSchema, MAX_PARAM_NAME_LENGTH, MAX_PARAMS, paramListSchema } from "./schemas.ts";
 
 const boundedName = (description: string): JSONSchemaProps => ({
   type: "string",
@@ -287,19 +285,13 @@ export function pipeStrategySpecSchema(cluster = false): JSONSchemaProps {
 
 /** Root schema of PipeStrategy and ClusterPipeStrategy. */
 export function pipeStrategySchema(cluster: boolean): JSONSchemaProps {
-  return {
-    type: "object",
+  return crdRootSchema({
     description: cluster
       ? "An admin-owned pod template for pipe pods, usable by Pipes in the namespaces spec.allowedNamespaces names."
       : "An admin-owned pod template for pipe pods, usable by Pipes in its namespace.",
-    required: ["spec"],
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: metadataSchema(),
-      spec: pipeStrategySpecSchema(cluster),
-    },
-  };
+    spec: pipeStrategySpecSchema(cluster),
+    specRequired: true,
+  });
 }
 
 /** A path in the pipe pod: absolute, clean, with a base name that can be a data key. */
@@ -411,16 +403,10 @@ export function pipeSpecSchema(): JSONSchemaProps {
 
 /** Root schema of Pipe. */
 export function pipeSchema(): JSONSchemaProps {
-  return {
-    type: "object",
+  return crdRootSchema({
     description:
       "A pipe task (KUDO KEP-17): a pod made from a strategy writes files that Quarry stores as ConfigMaps or Secrets.",
-    required: ["spec"],
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: metadataSchema(),
-      spec: pipeSpecSchema(),
-    },
-  };
+    spec: pipeSpecSchema(),
+    specRequired: true,
+  });
 }

@@ -3,6 +3,7 @@
 // run-schemas.ts. Installing them is optional: a cluster running Tekton
 // Pipelines already has customruns.tekton.dev (and, before Tekton v0.47,
 // runs.tekton.dev), and Quarry works on those unchanged.
+import { singleVersionCrd } from "./crd-builder.ts";
 import type { CustomResourceDefinition, PrinterColumn } from "./crd-types.ts";
 import { runSchema } from "./run-schemas.ts";
 import { customRuns, type RunFlavour, runs } from "./runs.ts";
@@ -33,36 +34,12 @@ function runPrinterColumns(flavour: RunFlavour): PrinterColumn[] {
 }
 
 function crdFor(flavour: RunFlavour): CustomResourceDefinition {
-  const rt = flavour === "Run" ? runs : customRuns;
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: {
-      name: `${rt.plural}.${rt.group}`,
-      labels: { "app.kubernetes.io/part-of": "quarry" },
-    },
-    spec: {
-      group: rt.group,
-      names: {
-        kind: rt.kind,
-        listKind: `${rt.kind}List`,
-        plural: rt.plural,
-        singular: rt.kind.toLowerCase(),
-        categories: ["tekton", "tekton-pipelines"],
-      },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: rt.version,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: runPrinterColumns(flavour),
-          schema: { openAPIV3Schema: runSchema(flavour) },
-        },
-      ],
-    },
-  };
+  return singleVersionCrd(flavour === "Run" ? runs : customRuns, {
+    categories: ["tekton", "tekton-pipelines"],
+    columns: runPrinterColumns(flavour),
+    schema: runSchema(flavour),
+    statusSubresource: true,
+  });
 }
 
 /** runs.tekton.dev, serving and storing tekton.dev/v1alpha1 Run. */

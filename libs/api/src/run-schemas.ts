@@ -17,6 +17,7 @@ import { RUN_SPEC_STATUS_CANCELLED } from "./runs.ts";
 import type { JSONSchemaProps, ValidationRule } from "./schema-types.ts";
 import {
   conditionsSchema,
+  crdRootSchema,
   MAX_PARAMS,
   paramListSchema,
   refSourceSchema,
@@ -219,19 +220,13 @@ export function runStatusSchema(flavour: RunFlavour): JSONSchemaProps {
 
 /** Root schema of the CRD version serving `flavour` (v1alpha1 Run or v1beta1 CustomRun). */
 export function runSchema(flavour: RunFlavour): JSONSchemaProps {
-  return {
-    type: "object",
+  return crdRootSchema({
     description:
       flavour === "Run"
         ? "An execution of a custom task (Tekton's v1alpha1 Run)."
         : "An execution of a custom task (Tekton's v1beta1 CustomRun).",
-    required: ["spec"],
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: { type: "object" },
-      spec: runSpecSchema(flavour),
-      status: runStatusSchema(flavour),
-    },
-  };
+    spec: runSpecSchema(flavour),
+    status: runStatusSchema(flavour),
+    specRequired: true,
+  });
 }

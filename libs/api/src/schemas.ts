@@ -17,6 +17,32 @@ export const MAX_CONDITIONS = 16;
 
 export const PARAM_VALUE_MESSAGE = "must be a string, an array of strings, or an object of strings";
 
+/** What a CRD version's root schema holds besides the object envelope (apiVersion, kind, metadata). */
+export interface CrdRootParts {
+  description: string;
+  spec: JSONSchemaProps;
+  /** Left out for kinds without a status. */
+  status?: JSONSchemaProps;
+  /** Whether an object without a spec is refused. */
+  specRequired?: boolean;
+}
+
+/** Root schema of a CRD version: apiVersion, kind and metadata (the apiserver checks metadata), spec and status. */
+export function crdRootSchema(parts: CrdRootParts): JSONSchemaProps {
+  return {
+    type: "object",
+    description: parts.description,
+    ...(parts.specRequired ? { required: ["spec"] } : {}),
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: parts.spec,
+      ...(parts.status ? { status: parts.status } : {}),
+    },
+  };
+}
+
 export const stringMapSchema = (description: string): JSONSchemaProps => ({
   type: "object",
   description,
@@ -120,44 +146,31 @@ export function resolutionRequestStatusSchema(): JSONSchemaProps {
  * controller's conversion webhook): params a plain string map, no url; status as in v1beta1.
  */
 export function resolutionRequestV1Alpha1Schema(): JSONSchemaProps {
-  return {
-    type: "object",
+  return crdRootSchema({
     description: "A request to a resolver (v1alpha1: params as a string map; stored as v1beta1).",
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: { type: "object" },
-      spec: {
-        type: "object",
-        description:
-          "What to resolve: params for the resolver named by the resolution.tekton.dev/type label.",
-        properties: {
-          params: {
-            ...stringMapSchema(
-              "Runtime parameters for the resolver. An array or object value of v1beta1 reads as its JSON encoding.",
-            ),
-            maxProperties: MAX_PARAMS,
-          },
+    spec: {
+      type: "object",
+      description: "What to resolve: params for the resolver named by the resolution.tekton.dev/type label.",
+      properties: {
+        params: {
+          ...stringMapSchema(
+            "Runtime parameters for the resolver. An array or object value of v1beta1 reads as its JSON encoding.",
+          ),
+          maxProperties: MAX_PARAMS,
         },
       },
-      status: resolutionRequestStatusSchema(),
     },
-  };
+    status: resolutionRequestStatusSchema(),
+  });
 }
 
 /** Root schema of the v1beta1 CRD version. */
 export function resolutionRequestSchema(): JSONSchemaProps {
-  return {
-    type: "object",
+  return crdRootSchema({
     description: "A request to a resolver for the content of a remote resource, e.g. a Task's YAML.",
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: { type: "object" },
-      spec: resolutionRequestSpecSchema(),
-      status: resolutionRequestStatusSchema(),
-    },
-  };
+    spec: resolutionRequestSpecSchema(),
+    status: resolutionRequestStatusSchema(),
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 // The SDK's decisions, table-driven: given a run, a task and the time, which
-// plan comes out (skip, a status write, or the author's reconcile), and how an
+// decision comes out (skip, a status write, or the author's reconcile), and how an
 // author's Step becomes a status write.
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -8,10 +8,10 @@ import {
   applyStep,
   attemptStart,
   cancelMessage,
-  planRun,
-  type RunPlan,
+  decideTask,
   runTimeoutMs,
   servesRun,
+  type TaskDecision,
 } from "./decide.ts";
 import {
   markCancelled,
@@ -95,7 +95,7 @@ function applied(run: AnyRun, change: StatusChange): AnyRun {
   return { ...run, status } as AnyRun;
 }
 
-function failWrite(run: AnyRun, now: number, reason: string, message: string): RunPlan {
+function failWrite(run: AnyRun, now: number, reason: string, message: string): TaskDecision {
   return {
     type: "write",
     write: { change: markFailed(run, now, reason, message), event: { type: "Warning", reason, message } },
@@ -108,11 +108,11 @@ interface PlanRow {
   task?: CustomTask;
   /** ms after T0 */
   now?: number;
-  want: RunPlan | ((run: AnyRun, now: number) => RunPlan);
+  want: TaskDecision | ((run: AnyRun, now: number) => TaskDecision);
 }
 
-/** The author's reconcile, for a run started at(0) and planned at T0 + 10s (9s after COUNTED_FROM). */
-const invoke = (over: Partial<Extract<RunPlan, { type: "invoke" }>> = {}): RunPlan => ({
+/** The author's reconcile, for a run started at(0) and decided at T0 + 10s (9s after COUNTED_FROM). */
+const invoke = (over: Partial<Extract<TaskDecision, { type: "invoke" }>> = {}): TaskDecision => ({
   type: "invoke",
   params: {},
   spec: undefined,
@@ -129,7 +129,7 @@ const startedCond = (since: number): Condition => ({
   lastTransitionTime: at(since),
 });
 
-/** What a run not started yet is planned from: the run as started (at `since`), and those fields. */
+/** What a run not started yet is decided from: the run as started (at `since`), and those fields. */
 function startedAs(run: AnyRun, startTime: string, since: number): { run: AnyRun; base: StatusChange } {
   const base: StatusChange = { startTime, conditions: [startedCond(since)] };
   return { run: { ...run, status: { ...run.status, ...base } } as AnyRun, base };
@@ -137,7 +137,7 @@ function startedAs(run: AnyRun, startTime: string, since: number): { run: AnyRun
 
 const cancelled =
   (reason: string, message: string) =>
-  (run: AnyRun, now: number): RunPlan => ({
+  (run: AnyRun, now: number): TaskDecision => ({
     type: "write",
     write: {
       change: markCancelled(run, now, message),
@@ -508,31 +508,31 @@ function declared(): DeclaredParam[] {
   ];
 }
 
-test("planRun", () => {
+test("decideTask", () => {
   for (const row of PLAN_ROWS) {
     const now = T0 + (row.now ?? 10_000);
     const before = structuredClone(row.run);
-    const got = planRun(row.run, row.task ?? mkTask(), { now, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
+    const got = decideTask(row.run, row.task ?? mkTask(), { now, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
     const want = typeof row.want === "function" ? row.want(row.run, now) : row.want;
     assert.deepEqual(got, want, row.name);
     assert.deepEqual(row.run, before, `${row.name}: the run is not mutated`);
   }
 });
 
-test("planRun: started with its first step → invoke carries on without another start", () => {
+test("decideTask: started with its first step → invoke carries on without another start", () => {
   const fresh = mkRun({ status: undefined });
   const world = { now: T0 + 2000, defaultTimeoutMs: DEFAULT_TIMEOUT_MS };
-  const first = planRun(fresh, mkTask(), world);
+  const first = decideTask(fresh, mkTask(), world);
   assert.equal(first.type, "invoke");
   if (first.type !== "invoke" || !first.run || !first.base)
-    return assert.fail("the first plan starts the run");
+    return assert.fail("the first decision starts the run");
   assert.equal(first.base.startTime, at(2000));
   // what the controller writes: the start, under the author's step
   const step = applyStep(first.run, { type: "running" }, world.now, first.remainingMs);
   const written = applied(fresh, { ...first.base, ...step.change });
   assert.equal(written.status?.startTime, at(2000));
   assert.equal(getCondition(written, "Succeeded")?.reason, "Running");
-  const second = planRun(written, mkTask(), { ...world, now: T0 + 2500 });
+  const second = decideTask(written, mkTask(), { ...world, now: T0 + 2500 });
   assert.deepEqual(second, invoke({ startedAt: T0 + 3000, remainingMs: DEFAULT_TIMEOUT_MS + 500 }));
 });
 
@@ -733,14 +733,14 @@ test("a run is never False before its retries are used up: timeouts", () => {
       // written in whole seconds (the apiserver's resolution) and counted from the end of its
       // second, so an attempt stamped S is within 10s until S + 11s and past it 1ms later
       const stamp = Date.parse(run.status?.startTime ?? "");
-      const inTime = planRun(run, task, { now: stamp + 11_000, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
+      const inTime = decideTask(run, task, { now: stamp + 11_000, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
       assert.equal(inTime.type, "invoke", `retries ${retries}, attempt ${attempt} within its timeout`);
       now = stamp + 11_001;
-      const plan = planRun(run, task, { now, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
-      assert.equal(plan.type, "write");
-      if (plan.type !== "write") return;
-      assert.equal(plan.write.stop, "timedOut");
-      run = applied(run, plan.write.change);
+      const decision = decideTask(run, task, { now, defaultTimeoutMs: DEFAULT_TIMEOUT_MS });
+      assert.equal(decision.type, "write");
+      if (decision.type !== "write") return;
+      assert.equal(decision.write.stop, "timedOut");
+      run = applied(run, decision.write.change);
       const cond = getCondition(run, "Succeeded");
       if (attempt <= retries) {
         assert.equal(cond?.status, "Unknown", `retries ${retries}, attempt ${attempt}`);
@@ -752,6 +752,6 @@ test("a run is never False before its retries are used up: timeouts", () => {
       }
     }
     assert.equal(retriesUsed(run), retries);
-    assert.equal(planRun(run, task, { now: now + 1, defaultTimeoutMs: DEFAULT_TIMEOUT_MS }).type, "skip");
+    assert.equal(decideTask(run, task, { now: now + 1, defaultTimeoutMs: DEFAULT_TIMEOUT_MS }).type, "skip");
   }
 });

@@ -30,7 +30,7 @@ import {
 } from "./status.ts";
 import type { CustomTask, Step } from "./task.ts";
 
-export interface PlanWorld {
+export interface TaskWorld {
   now: number;
   /** Used when spec.timeout is unset (Tekton: 60m). */
   defaultTimeoutMs: number;
@@ -45,15 +45,15 @@ export interface StatusWrite {
   event?: { type: "Normal" | "Warning"; reason: string; message: string };
 }
 
-export type RunPlan =
+export type TaskDecision =
   | { type: "skip" }
   | { type: "write"; write: StatusWrite }
   | {
       type: "invoke";
       params: Record<string, ParamValue>;
-      /** The run as the task sees it, when this plan also starts it (its startTime set). */
+      /** The run as the task sees it, when this decision also starts it (its startTime set). */
       run?: AnyRun;
-      /** Status fields to write with the task's own step (the start, when this plan starts it). */
+      /** Status fields to write with the task's own step (the start, when this decision starts it). */
       base?: StatusChange;
       /** The embedded spec with the run's params substituted; undefined for a ref. */
       spec: Record<string, unknown> | undefined;
@@ -87,7 +87,7 @@ export function runTimeoutMs(
   }
 }
 
-function failNow(run: AnyRun, now: number, reason: string, message: string): RunPlan {
+function failNow(run: AnyRun, now: number, reason: string, message: string): TaskDecision {
   return {
     type: "write",
     write: { change: markFailed(run, now, reason, message), event: { type: "Warning", reason, message } },
@@ -104,15 +104,15 @@ export function cancelMessage(run: AnyRun): string {
   return run.spec?.statusMessage || `${run.kind} "${run.metadata.name}" was cancelled`;
 }
 
-export function planRun(run: AnyRun, task: CustomTask, world: PlanWorld): RunPlan {
+export function decideTask(run: AnyRun, task: CustomTask, world: TaskWorld): TaskDecision {
   if (!servesRun(task, runView(run)) || isDone(run)) return { type: "skip" };
-  if (run.status?.startTime && getCondition(run, CONDITION_SUCCEEDED)) return planStarted(run, task, world);
+  if (run.status?.startTime && getCondition(run, CONDITION_SUCCEEDED)) return decideStarted(run, task, world);
   // Initialise, and in the same write say what the run is now (Tekton's Wait writes Started and
   // Running as one update, too): the initial-update timeout of TEP-0002 never fires on a run we
   // serve, whatever else is wrong with it, and a start costs one write, not two.
   const started = markStarted(run, world.now);
   const startedRun = { ...run, status: { ...run.status, ...started } } as AnyRun;
-  const next = planStarted(startedRun, task, world);
+  const next = decideStarted(startedRun, task, world);
   if (next.type === "write")
     return { type: "write", write: { ...next.write, change: { ...started, ...next.write.change } } };
   if (next.type === "invoke") return { ...next, run: startedRun, base: started };
@@ -128,7 +128,7 @@ export function attemptStart(startTime: string): number {
   return /\.\d/.test(startTime) ? t : t + 1000;
 }
 
-function planStarted(run: AnyRun, task: CustomTask, world: PlanWorld): RunPlan {
+function decideStarted(run: AnyRun, task: CustomTask, world: TaskWorld): TaskDecision {
   const view = runView(run);
   const { now } = world;
   if (!run.status?.startTime) return { type: "skip" };

@@ -13,14 +13,8 @@ import {
   resolutionRequests,
   runs,
 } from "@quarry/api";
-import {
-  type FakeAction,
-  FakeEventRecorder,
-  FakeKubeClient,
-  MapLister,
-  type ReconcileOutcome,
-  type RecordedEvent,
-} from "@quarry/kube";
+import { MapLister, type ReconcileOutcome } from "@quarry/kube";
+import { type FakeAction, FakeEventRecorder, FakeKubeClient, type RecordedEvent } from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
 import { buildRequest } from "@quarry/requester";
 import { TaskReconciler } from "./reconciler.ts";
@@ -491,7 +485,7 @@ const rows: Row[] = [
     },
   },
   {
-    name: "done elsewhere between plan and write: not written",
+    name: "done elsewhere between decision and write: not written",
     given: mkRun({ status: started() }),
     script: () => ({ type: "succeeded", reason: "Slept" }),
     arrange: (h) =>
@@ -513,7 +507,7 @@ const rows: Row[] = [
     },
   },
   {
-    name: "cancelled between plan and write (a new generation): not written, the cancel's event reconciles",
+    name: "cancelled between decision and write (a new generation): not written, the cancel's event reconciles",
     given: mkRun({ status: started() }),
     script: sleeping,
     arrange: (h) =>
@@ -526,7 +520,7 @@ const rows: Row[] = [
     ],
   },
   {
-    name: "deleted between plan and write: one 404, nothing more",
+    name: "deleted between decision and write: one 404, nothing more",
     given: mkRun(),
     deleted: true,
     script: sleeping,

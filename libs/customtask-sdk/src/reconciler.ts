@@ -16,7 +16,7 @@ import {
 } from "@quarry/kube";
 import type { Logger } from "@quarry/observability";
 import { requestResolution } from "@quarry/requester";
-import { applyStep, planRun, type RunPlan, type StatusWrite } from "./decide.ts";
+import { applyStep, decideTask, type StatusWrite, type TaskDecision } from "./decide.ts";
 import { refOutcome, remoteRequest } from "./remote.ts";
 import type { CustomTask, RefOutcome, TaskContext } from "./task.ts";
 
@@ -49,16 +49,17 @@ export class TaskReconciler implements Reconciler {
   async reconcile(key: string): Promise<ReconcileOutcome | undefined> {
     let run = this.deps.runs.getByKey(key);
     for (let step = 0; run && step < MAX_STEPS_PER_RECONCILE; step++) {
-      const plan = planRun(run, this.deps.task, this.world());
-      if (plan.type === "skip") return undefined;
-      const write = plan.type === "write" ? plan.write : await this.invoke(plan.run ?? run, plan);
-      if (plan.type === "invoke" && plan.base) write.change = { ...plan.base, ...write.change };
+      const decision = decideTask(run, this.deps.task, this.world());
+      if (decision.type === "skip") return undefined;
+      const write =
+        decision.type === "write" ? decision.write : await this.invoke(decision.run ?? run, decision);
+      if (decision.type === "invoke" && decision.base) write.change = { ...decision.base, ...write.change };
       const written = await this.write(run, write);
       if (written?.moved) {
-        run = written.run; // planned from an older status (a lagging cache): plan again from the latest
+        run = written.run; // decided from an older status (a lagging cache): decide again from the latest
         continue;
       }
-      if (write.stop) await this.stopTask(run, plan, write.stop);
+      if (write.stop) await this.stopTask(run, decision, write.stop);
       if (!written) return undefined; // gone, or done elsewhere meanwhile
       if (write.requeueAfterMs !== 0) {
         return write.requeueAfterMs === undefined ? undefined : { requeueAfterMs: write.requeueAfterMs };
@@ -72,25 +73,28 @@ export class TaskReconciler implements Reconciler {
     return { now: this.now(), defaultTimeoutMs: this.deps.defaultTimeoutMs() };
   }
 
-  private context(run: AnyRun, plan: Extract<RunPlan, { type: "invoke" }>): TaskContext {
+  private context(run: AnyRun, decision: Extract<TaskDecision, { type: "invoke" }>): TaskContext {
     return {
       run,
       view: runViewOf(run),
-      params: plan.params,
-      spec: plan.spec,
+      params: decision.params,
+      spec: decision.spec,
       now: this.now(),
-      startedAt: plan.startedAt,
+      startedAt: decision.startedAt,
       attempt: (run.status?.retriesStatus?.length ?? 0) + 1,
-      timeoutMs: plan.timeoutMs,
+      timeoutMs: decision.timeoutMs,
       resolvedRef: () => this.resolvedRef(run),
       log: this.deps.log.child({ run: `${run.metadata.namespace}/${run.metadata.name}`, kind: run.kind }),
       signal: this.deps.stopping,
     };
   }
 
-  private async invoke(run: AnyRun, plan: Extract<RunPlan, { type: "invoke" }>): Promise<StatusWrite> {
-    const step = await this.deps.task.reconcile(this.context(run, plan));
-    return applyStep(run, step, this.now(), plan.remainingMs);
+  private async invoke(
+    run: AnyRun,
+    decision: Extract<TaskDecision, { type: "invoke" }>,
+  ): Promise<StatusWrite> {
+    const step = await this.deps.task.reconcile(this.context(run, decision));
+    return applyStep(run, step, this.now(), decision.remainingMs);
   }
 
   /** The run's remote definition: from the informer, else created (or adopted) by its deterministic name. */
@@ -106,7 +110,7 @@ export class TaskReconciler implements Reconciler {
   /**
    * Writes the change if the run still needs it, and returns the run as it now is; undefined when
    * gone, done elsewhere or given a new spec. `moved` when a conflict showed a status other than the
-   * one the change was planned from: that change is never written over it.
+   * one the change was decided from: that change is never written over it.
    */
   private async write(run: AnyRun, write: StatusWrite): Promise<{ run: AnyRun; moved?: true } | undefined> {
     let superseded = false;
@@ -124,7 +128,7 @@ export class TaskReconciler implements Reconciler {
           return undefined;
         }
         superseded = false;
-        // after a conflict (latest is then a fresh copy): a status that moved on needs a new plan
+        // after a conflict (latest is then a fresh copy): a status that moved on needs a new decision
         moved = latest !== run && !isDeepStrictEqual(latest.status, run.status) ? latest : undefined;
         if (moved) return undefined;
         const changes = changedFields(
@@ -144,11 +148,11 @@ export class TaskReconciler implements Reconciler {
     return current && { run: current };
   }
 
-  private async stopTask(run: AnyRun, plan: RunPlan, why: "cancelled" | "timedOut"): Promise<void> {
+  private async stopTask(run: AnyRun, decision: TaskDecision, why: "cancelled" | "timedOut"): Promise<void> {
     if (!this.deps.task.stop) return;
-    const invoke: Extract<RunPlan, { type: "invoke" }> =
-      plan.type === "invoke"
-        ? plan
+    const invoke: Extract<TaskDecision, { type: "invoke" }> =
+      decision.type === "invoke"
+        ? decision
         : {
             type: "invoke",
             params: {},

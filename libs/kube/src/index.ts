@@ -1,6 +1,8 @@
-export { ExponentialBackoff, RetryDelay } from "./backoff.ts";
-export { bucketLeaseName, bucketOf, MAX_BUCKETS, memberLeaseName } from "./bucket-hash.ts";
-export { BucketSet, type BucketSetOptions, type BucketStatus } from "./bucket-set.ts";
+// @quarry/kube, the controller runtime a service ships with. Test doubles
+// (FakeKubeClient, FakeClock, FakeEventRecorder) are in @quarry/kube/testing,
+// so no production import graph reaches them.
+
+// client: the REST client, its errors, resources and writes
 export {
   type KubeClient,
   type KubeObject,
@@ -11,18 +13,44 @@ export {
   type WatchEvent,
   type WatchEventType,
   type WatchOptions,
-} from "./client.ts";
-export { type Clock, FakeClock, realClock } from "./clock.ts";
-export { ConfigError, type ConfigMapObject, LiveConfig } from "./config.ts";
-export { configDuration, configPattern, configPatterns } from "./config-values.ts";
+} from "./client/client.ts";
 export {
-  Controller,
+  ApiError,
+  asTransientError,
+  causeChain,
   errorMessage,
-  type ReconcileContext,
-  type ReconcileOutcome,
-  type Reconciler,
-} from "./controller.ts";
-export { formatDuration, parseDuration } from "./duration.ts";
+  isApiError,
+  isPermanentError,
+  PermanentError,
+  TransientError,
+  transientRetryAfter,
+  WatchExpiredError,
+  watchEventError,
+} from "./client/errors.ts";
+export { type EventRecorder, type EventType, KubeEventRecorder } from "./client/events.ts";
+export { setTlsFields, type TlsMaterial } from "./client/http-transport.ts";
+export type { Authentication } from "./client/kubeconfig.ts";
+export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./client/owners.ts";
+export { changedFields, lockedMergePatch, patchStatus } from "./client/patch.ts";
+export {
+  apiVersionOf,
+  configMaps,
+  events,
+  namespaces,
+  type ResourceType,
+  resourcePath,
+  secrets,
+  serviceAccounts,
+} from "./client/resources.ts";
+// config: live ConfigMaps and the values in them
+export { ConfigError, type ConfigMapObject, LiveConfig } from "./config/config.ts";
+export { configDuration, configPattern, configPatterns } from "./config/config-values.ts";
+export { formatDuration, parseDuration } from "./config/duration.ts";
+export { parseSize } from "./config/size.ts";
+// ha: buckets of keys led by Leases
+export { bucketLeaseName, bucketOf, MAX_BUCKETS, memberLeaseName } from "./ha/bucket-hash.ts";
+export { type BucketMetrics, bucketMetrics } from "./ha/bucket-metrics.ts";
+export { BucketSet, type BucketSetOptions, type BucketStatus } from "./ha/bucket-set.ts";
 export {
   type AcquireReason,
   checkLeaseTiming,
@@ -33,52 +61,21 @@ export {
   type LeaseElectorOptions,
   type LeaseTiming,
   UNCLAIMED_AFTER_RETRIES,
-} from "./elector.ts";
+} from "./ha/elector.ts";
+export { type LeaderElectionSettings, leaderElectionFromEnv } from "./ha/leader-settings.ts";
+export { type Lease, LeaseClient, type LeaseSpec, leases, microTime } from "./ha/lease.ts";
+export { Membership, type MembershipOptions } from "./ha/membership.ts";
+// informers: list/watch caches, shared per process
+export { InformerFactory, type InformerRequest } from "./informers/factory.ts";
+export { byLabel, byOwnerUid, type IndexFunc } from "./informers/indexer.ts";
 export {
-  ApiError,
-  asTransientError,
-  causeChain,
-  isApiError,
-  isPermanentError,
-  PermanentError,
-  TransientError,
-  transientRetryAfter,
-} from "./errors.ts";
-export { type EventRecorder, type EventType, KubeEventRecorder } from "./events.ts";
-export {
-  type FakeAction,
-  type FakeCall,
-  FakeKubeClient,
-  type FakeKubeClientOptions,
-  type FakeReactor,
-  type FakeVerb,
-  type FakeWriteVerb,
-} from "./fake-client.ts";
-export { FakeEventRecorder, type RecordedEvent } from "./fake-recorder.ts";
-export { setTlsFields, type TlsMaterial } from "./http-transport.ts";
-export { byLabel, byOwnerUid, type IndexFunc } from "./indexer.ts";
-export { Informer, type InformerHandlers, objectKey, splitKey } from "./informer.ts";
-export type { Authentication } from "./kubeconfig.ts";
-export { type LeaderElectionSettings, leaderElectionFromEnv } from "./leader-settings.ts";
-export { type Lease, LeaseClient, type LeaseSpec, leases, microTime } from "./lease.ts";
-export { type Lister, MapLister } from "./lister.ts";
-export { Membership, type MembershipOptions } from "./membership.ts";
-export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./owners.ts";
-export { changedFields, lockedMergePatch, patchStatus } from "./patch.ts";
-export { type QueueOwner, workQueueMetrics } from "./queue-metrics.ts";
-export {
-  apiVersionOf,
-  configMaps,
-  events,
-  namespaces,
-  type ResourceType,
-  resourcePath,
-  secrets,
-  serviceAccounts,
-} from "./resources.ts";
-export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
-export { parseSize } from "./size.ts";
-export { type UntilAnsweredOptions, untilAnswered } from "./startup.ts";
+  Informer,
+  type InformerHandlers,
+  type InformerOptions,
+  objectKey,
+  splitKey,
+} from "./informers/informer.ts";
+export { type Lister, MapLister } from "./informers/lister.ts";
 export {
   DATA_OMITTED,
   dropApplyMetadata,
@@ -86,5 +83,19 @@ export {
   dropRequestData,
   keepWhole,
   type Transform,
-} from "./transforms.ts";
-export { runWorkers, WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";
+} from "./informers/transforms.ts";
+// queue: work queues and the controllers that drain them
+export {
+  Controller,
+  type ReconcileContext,
+  type ReconcileOutcome,
+  type Reconciler,
+} from "./queue/controller.ts";
+export { type QueueOwner, workQueueMetrics } from "./queue/queue-metrics.ts";
+export { runWorkers, WorkQueue, type WorkQueueMetrics } from "./queue/workqueue.ts";
+// the service runtime that wires all of the above
+export { type RuntimeSettings, ServiceRuntime, settingsFromEnv } from "./runtime.ts";
+export { type UntilAnsweredOptions, untilAnswered } from "./startup.ts";
+// time: clocks and retry delays
+export { ExponentialBackoff, RetryDelay } from "./time/backoff.ts";
+export { type Clock, realClock } from "./time/clock.ts";

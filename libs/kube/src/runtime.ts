@@ -13,20 +13,21 @@ import {
   startOpsServer,
   type Tracing,
 } from "@quarry/observability";
-import type { ExponentialBackoff } from "./backoff.ts";
-import { type BucketMetrics, bucketMetrics } from "./bucket-metrics.ts";
-import { BucketSet, type BucketStatus } from "./bucket-set.ts";
-import { type KubeClient, type KubeObject, RestKubeClient } from "./client.ts";
-import { LiveConfig } from "./config.ts";
-import { Controller, type Reconciler } from "./controller.ts";
-import { parseDuration } from "./duration.ts";
-import { KubeEventRecorder } from "./events.ts";
-import { Informer, type InformerOptions } from "./informer.ts";
-import { type LeaderElectionSettings, leaderElectionFromEnv } from "./leader-settings.ts";
-import { workQueueMetrics } from "./queue-metrics.ts";
-import type { ResourceType } from "./resources.ts";
-import { dropManagedFields } from "./transforms.ts";
-import { WorkQueue, type WorkQueueMetrics } from "./workqueue.ts";
+import { type KubeClient, type KubeObject, RestKubeClient } from "./client/client.ts";
+import { KubeEventRecorder } from "./client/events.ts";
+import type { ResourceType } from "./client/resources.ts";
+import { LiveConfig } from "./config/config.ts";
+import { parseDuration } from "./config/duration.ts";
+import { BucketOwnership } from "./ha/bucket-ownership.ts";
+import type { BucketSet, BucketStatus } from "./ha/bucket-set.ts";
+import { type LeaderElectionSettings, leaderElectionFromEnv } from "./ha/leader-settings.ts";
+import { InformerFactory, type InformerRequest } from "./informers/factory.ts";
+import type { Informer } from "./informers/informer.ts";
+import { dropManagedFields } from "./informers/transforms.ts";
+import { Controller, type Reconciler } from "./queue/controller.ts";
+import { workQueueMetrics } from "./queue/queue-metrics.ts";
+import { WorkQueue, type WorkQueueMetrics } from "./queue/workqueue.ts";
+import type { ExponentialBackoff } from "./time/backoff.ts";
 
 const SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -72,18 +73,18 @@ export class ServiceRuntime {
   readonly metrics: Metrics;
   readonly tracing: Tracing;
   readonly recorder: KubeEventRecorder;
+  /** One list/watch per resource, however many of this runtime's controllers read it. */
+  private readonly informerFactory: InformerFactory;
+  /** What readiness waits for and run() starts: the factory's informers and the live configs', each once. */
   private readonly informers: Informer<KubeObject>[] = [];
   private readonly stopController = new AbortController();
   /** Aborted when shutdown starts: long operations (fetches) stop so the drain stays short. */
   readonly stopping: AbortSignal = this.stopController.signal;
   private readonly controllers: Controller[] = [];
   private readonly queueMetrics: (controller: string) => WorkQueueMetrics;
+  private readonly ownership: BucketOwnership;
   /** The buckets this replica competes for; undefined when leader election is off. */
   readonly buckets: BucketSet | undefined;
-  private readonly bucketMetrics: BucketMetrics;
-  /** While a gained bucket's keys are replayed: only that bucket's keys are enqueued. */
-  private replaying: number | undefined;
-  private replayed = 0;
   private closeServer: (() => Promise<void>) | undefined;
 
   constructor(service: string, settings: RuntimeSettings = settingsFromEnv(), client?: KubeClient) {
@@ -95,69 +96,24 @@ export class ServiceRuntime {
     this.client = client ?? RestKubeClient.fromEnvironment();
     this.recorder = new KubeEventRecorder(this.client, service, this.log);
     this.queueMetrics = workQueueMetrics(this.metrics.meter, () => this.controllers);
-    const le = settings.leaderElection;
-    this.buckets = le?.enabled
-      ? new BucketSet({
-          client: this.client,
-          namespace: settings.systemNamespace,
-          service,
-          identity: le.identity,
-          count: le.buckets,
-          timing: le.timing,
-          ...(le.ownerConfigMap && { ownerConfigMap: le.ownerConfigMap }),
-          log: this.log,
-          onGained: (i) => this.promote(i),
-          onLost: (i) => this.demote(i),
-          drain: (i) => this.drain(i),
-        })
-      : undefined;
-    this.bucketMetrics = bucketMetrics(this.metrics.meter, this.buckets);
+    this.informerFactory = new InformerFactory(this.client, this.log);
+    this.ownership = new BucketOwnership({
+      client: this.client,
+      namespace: settings.systemNamespace,
+      service,
+      leaderElection: settings.leaderElection,
+      log: this.log,
+      meter: this.metrics.meter,
+      drainBudgetMs: settings.shutdownTimeoutMs,
+      caches: () => this.informers,
+      controllers: () => this.controllers,
+    });
+    this.buckets = this.ownership.buckets;
   }
 
   /** Whether this replica reconciles `key`: always without leader election, else when it leads the key's bucket. */
   owns(key: string): boolean {
-    const b = this.buckets;
-    if (!b) return true;
-    if (!b.owns(key)) return false;
-    if (this.replaying === undefined) return true;
-    if (b.bucketOf(key) !== this.replaying) return false;
-    this.replayed++;
-    return true;
-  }
-
-  /** A gained bucket: every informer hands its cache to its handlers again; only that bucket's keys get in. */
-  private promote(index: number): void {
-    this.bucketMetrics.gained();
-    this.replaying = index;
-    this.replayed = 0;
-    try {
-      for (const i of this.informers) i.replay();
-    } finally {
-      this.replaying = undefined;
-    }
-    this.log.info(
-      { bucket: this.buckets?.names[index], keys: this.replayed },
-      "bucket gained, its keys enqueued",
-    );
-  }
-
-  /** A lost bucket: its keys leave every queue; reconciles in flight finish (their writes are locked). */
-  private demote(index: number): void {
-    this.bucketMetrics.lost();
-    const inBucket = (key: string) => this.buckets?.bucketOf(key) === index;
-    const dropped = this.controllers.reduce((n, c) => n + c.drop(inBucket), 0);
-    this.log.info({ bucket: this.buckets?.names[index], dropped }, "bucket lost, its keys dropped");
-  }
-
-  /** Work in flight of a bucket being handed over, waited for as long as a SIGTERM drain may take. */
-  private async drain(index: number): Promise<void> {
-    const inBucket = (key: string) => this.buckets?.bucketOf(key) === index;
-    let cancel: NodeJS.Timeout | undefined;
-    const budget = new Promise<void>((resolve) => {
-      cancel = setTimeout(resolve, this.settings.shutdownTimeoutMs);
-    });
-    await Promise.race([Promise.all(this.controllers.map((c) => c.idle(inBucket))), budget]);
-    clearTimeout(cancel);
+    return this.ownership.owns(key);
   }
 
   /**
@@ -168,7 +124,7 @@ export class ServiceRuntime {
    */
   readiness(): { ok: boolean; detail?: string; info?: { buckets: BucketStatus } } {
     const waiting = this.informers.filter((i) => !i.hasSynced()).length;
-    const buckets = this.buckets?.status();
+    const buckets = this.ownership.status();
     const info = buckets && { buckets };
     if (waiting) return { ok: false, detail: `${waiting} informer(s) not synced`, info };
     if (buckets && buckets.held.length === 0 && !buckets.competing)
@@ -176,16 +132,20 @@ export class ServiceRuntime {
     return { ok: true, info };
   }
 
-  informer<T extends KubeObject>(rt: ResourceType, opts: Omit<InformerOptions<T>, "log"> = {}): Informer<T> {
-    const inf = new Informer<T>(this.client, rt, {
+  /**
+   * The informer of `rt` in the watched namespaces (or `opts.namespace`), shared with every other
+   * reader here that asks for the same resource, namespaces, selectors and transform.
+   */
+  informer<T extends KubeObject>(rt: ResourceType, opts: InformerRequest<T> = {}): Informer<T> {
+    const inf = this.informerFactory.informer<T>(rt, {
       namespace: this.settings.watchNamespace,
       watchdogMs: this.settings.watchdogMs,
       // no cache keeps managedFields unless its controller asks (it is most of an object's bytes)
       transform: dropManagedFields,
       ...opts,
-      log: this.log.child({ informer: rt.plural }),
     });
-    this.informers.push(inf as unknown as Informer<KubeObject>);
+    const shared = inf as unknown as Informer<KubeObject>;
+    if (!this.informers.includes(shared)) this.informers.push(shared);
     return inf;
   }
 
@@ -221,6 +181,7 @@ export class ServiceRuntime {
       concurrency: opts.concurrency ?? this.settings.concurrency,
       queue,
       owns: (key) => this.owns(key),
+      signal: this.stopping,
     });
     this.controllers.push(c);
     return c;
@@ -254,7 +215,7 @@ export class ServiceRuntime {
     await Promise.all(this.informers.map((i) => i.waitForSync()));
     for (const c of this.controllers) c.start();
     // electing after the caches synced: a bucket gained replays a complete cache
-    await this.buckets?.start();
+    await this.ownership.start();
     this.log.info(
       {
         opsPort: server.port,
@@ -275,7 +236,7 @@ export class ServiceRuntime {
   async shutdown(): Promise<void> {
     this.stopController.abort();
     await Promise.all(this.controllers.map((c) => c.stop()));
-    await this.buckets?.stop();
+    await this.ownership.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.closeServer?.();
     await this.metrics.shutdown();

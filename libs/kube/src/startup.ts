@@ -3,8 +3,8 @@
 // informers are, so an apiserver that is down or refusing while the service
 // starts delays it instead of crashing it with a stack trace.
 import type { Logger } from "@quarry/observability";
-import { type BackoffOptions, RetryDelay } from "./backoff.ts";
-import { errorMessage } from "./controller.ts";
+import { errorMessage } from "./client/errors.ts";
+import { type BackoffOptions, RetryDelay } from "./time/backoff.ts";
 
 export interface UntilAnsweredOptions {
   log: Logger;

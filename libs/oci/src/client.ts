@@ -88,6 +88,18 @@ interface Token {
   expiresAt: number;
 }
 
+/** One token request: a repository's pull scope, asked of the realm its registry's challenge named. */
+interface TokenAsk {
+  repo: RepositoryRef;
+  challenge: Challenge;
+  realm: URL;
+  /** Only ever a credential bound to the realm; undefined asks anonymously. */
+  credential: BasicCredential | undefined;
+  opts: CallOptions;
+  /** Set when the caller's credential was kept from this realm. */
+  withheld: WithheldCredential | undefined;
+}
+
 const DEFAULT_MAX_MANIFEST = 4 * 1024 * 1024; // distribution's own limit
 const DEFAULT_TOKEN_TTL_S = 60; // the token spec's default
 const TOKEN_EARLY_EXPIRY_MS = 10_000;
@@ -252,7 +264,7 @@ export class RegistryClient implements OciRegistry {
     let current = new URL(url);
     let sent: Record<string, string> = { "user-agent": this.userAgent, ...headers };
     for (let hop = 0; ; hop++) {
-      const res = await this.requestOnce(current.toString(), method, sent, opts);
+      const res = await this.requestOnce(current.toString(), method, sent, opts.signal);
       const location = res.headers.get("location");
       if (![301, 302, 303, 307, 308].includes(res.status) || location === null) return res;
       await res.body?.cancel();
@@ -293,17 +305,17 @@ export class RegistryClient implements OciRegistry {
     url: string,
     method: string,
     headers: Record<string, string>,
-    opts: CallOptions,
+    signal: AbortSignal | undefined,
   ): Promise<Response> {
     try {
       return await this.fetch(url, {
         method,
         headers,
         redirect: "manual",
-        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(signal ? { signal } : {}),
       });
     } catch (err) {
-      if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+      if (signal?.aborted) throw signal.reason ?? err;
       // the resolver SDK's egressFetch throws EgressError for trust and proxy refusals (by name:
       // this client does not depend on the SDK)
       if (err instanceof Error && err.name === "EgressError") {
@@ -384,38 +396,22 @@ export class RegistryClient implements OciRegistry {
     const cached = this.tokens.get(key);
     if (cached && cached.expiresAt > Date.now() && `Bearer ${cached.value}` !== rejected)
       return { header: `Bearer ${cached.value}`, withheld };
-    const token = await this.fetchTokenOnce(key, repo, challenge, realm, credential, opts, withheld);
+    const token = await this.fetchTokenOnce(key, { repo, challenge, realm, credential, opts, withheld });
     return { header: `Bearer ${token.value}`, withheld };
   }
 
   /** One token request per (repository, credential) at a time, however many calls wait for it. */
-  private fetchTokenOnce(
-    key: string,
-    repo: RepositoryRef,
-    challenge: Challenge,
-    realm: URL,
-    credential: BasicCredential | undefined,
-    opts: CallOptions,
-    withheld: WithheldCredential | undefined,
-  ): Promise<Token> {
+  private fetchTokenOnce(key: string, ask: TokenAsk): Promise<Token> {
     const inflight = this.tokenFlights.get(key);
     if (inflight) return inflight;
-    const p = this.fetchToken(repo, challenge, realm, credential, opts, withheld).finally(() =>
-      this.tokenFlights.delete(key),
-    );
+    const p = this.fetchToken(ask).finally(() => this.tokenFlights.delete(key));
     this.tokenFlights.set(key, p);
     return p;
   }
 
-  /** Asks the realm for a token with `credential` (only ever a bound one), or anonymously. */
-  private async fetchToken(
-    repo: RepositoryRef,
-    challenge: Challenge,
-    realm: URL,
-    credential: BasicCredential | undefined,
-    opts: CallOptions,
-    withheld: WithheldCredential | undefined,
-  ): Promise<Token> {
+  /** Asks the realm for a token with the ask's credential, or anonymously. */
+  private async fetchToken(ask: TokenAsk): Promise<Token> {
+    const { repo, challenge, realm, credential, opts, withheld } = ask;
     const url = new URL(realm);
     if (withheld) opts.onCredentialWithheld?.(withheld);
     if (url.protocol === "http:" && this.schemeFor(url.host) !== "http" && credential) {

@@ -9,7 +9,7 @@
 // stream re-list after a capped backoff; other 4xx (RBAC, no CRD) reject.
 import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
-import { isApiError, type KubeClient, RetryDelay } from "@quarry/kube";
+import { isApiError, type KubeClient, RetryDelay, WatchExpiredError, watchEventError } from "@quarry/kube";
 import { activeContext, withSpan } from "@quarry/observability";
 import { RequestNotFoundError, WaitAbortedError, WaitTimeoutError } from "./errors.ts";
 import { type Outcome, readOutcome, type TerminalOutcome } from "./outcome.ts";
@@ -28,8 +28,6 @@ export interface WaitOptions {
 const WATCH_SECONDS_MIN = 60;
 /** A watch stream still open this long after its server-side timeout is stalled (a dead connection). */
 const STALL_GRACE_MS = 30_000;
-
-class GoneError extends Error {}
 
 interface WatchState {
   resourceVersion: string;
@@ -108,7 +106,7 @@ async function waitForOutcome(
         if (signal.aborted) throw stopped();
         if (err instanceof RequestNotFoundError || isPermanent(err)) throw err;
         needList = true;
-        if (!(err instanceof GoneError)) await sleep(retry.next(), signal);
+        if (!(err instanceof WatchExpiredError)) await sleep(retry.next(), signal);
       }
     }
   } finally {
@@ -140,11 +138,7 @@ async function watchOnce(
       AbortSignal.any([signal, watch.signal]),
     );
     for await (const event of events) {
-      if (event.type === "ERROR") {
-        const status = event.object as unknown as { code?: number; message?: string };
-        if (status.code === 410) throw new GoneError(status.message ?? "resourceVersion too old");
-        throw new Error(`watch error: ${status.message ?? JSON.stringify(status)}`);
-      }
+      if (event.type === "ERROR") throw watchEventError(event.object);
       const rv = event.object.metadata?.resourceVersion;
       if (rv) state.resourceVersion = rv;
       if (event.type === "BOOKMARK") continue;
@@ -156,7 +150,7 @@ async function watchOnce(
     return undefined;
   } catch (err) {
     // The apiserver may also refuse a too-old resourceVersion outright with HTTP 410.
-    if (isApiError(err, 410)) throw new GoneError(err.message);
+    if (isApiError(err, 410)) throw new WatchExpiredError(err.message);
     throw err;
   } finally {
     clearTimeout(stall);

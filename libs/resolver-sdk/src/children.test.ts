@@ -8,9 +8,6 @@ import {
   type ConfigMapObject,
   Controller,
   configMaps,
-  FakeClock,
-  FakeEventRecorder,
-  FakeKubeClient,
   Informer,
   isApiError,
   type KubeObject,
@@ -18,11 +15,12 @@ import {
   secrets,
   WorkQueue,
 } from "@quarry/kube";
+import { FakeClock, FakeEventRecorder, FakeKubeClient } from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
 import { ChildCaches } from "./children.ts";
 import { defaultRuntimeConfig } from "./config.ts";
 import { ResolverReconciler } from "./reconciler.ts";
-import { pending, type Resolver } from "./resolver.ts";
+import { type JobResolver, pending } from "./resolver.ts";
 import { wakeUps } from "./run.ts";
 
 const log = createLogger({ service: "test", level: process.env.TEST_LOG ?? "silent" });
@@ -65,7 +63,7 @@ async function until(what: string, cond: () => boolean): Promise<void> {
 /** Informers on the fake apiserver, wired as runResolver wires them. */
 function wire(
   client: FakeKubeClient,
-  resolver: Resolver,
+  resolver: JobResolver,
   queue: WorkQueue,
   opts: { workers?: boolean } = {},
 ) {
@@ -78,7 +76,7 @@ function wire(
   const requests = informer<ResolutionRequest>(resolutionRequests, {
     labelSelector: "resolution.tekton.dev/type in (slow)",
   });
-  const children = new ChildCaches(resolver.watches ?? [], informer);
+  const children = new ChildCaches(resolver.watches, informer);
   const reconciler = new ResolverReconciler({
     resolver,
     client,
@@ -120,7 +118,7 @@ async function drain(queue: WorkQueue): Promise<string[]> {
   return keys;
 }
 
-const watching: Resolver = {
+const watching: JobResolver = {
   type: "slow",
   paramsSchema: { type: "object" },
   watches: [{ resource: configMaps, labelSelector: `${LABEL}=true` }],
@@ -179,7 +177,7 @@ test("a slow resolver: a child created on the first step, an answer once the chi
   const clock = new FakeClock();
   const queue = new WorkQueue({ clock });
   const seen: string[] = [];
-  const resolver: Resolver = {
+  const resolver: JobResolver = {
     ...watching,
     async resolve(_params, ctx) {
       const [work] = ctx.children<ConfigMapObject>(configMaps);
@@ -243,9 +241,9 @@ test("a slow resolver: a child created on the first step, an answer once the chi
 });
 
 test("a resource watched twice is refused at wiring", () => {
-  const twice: Resolver = { ...watching, watches: [{ resource: configMaps }, { resource: configMaps }] };
+  const twice: JobResolver = { ...watching, watches: [{ resource: configMaps }, { resource: configMaps }] };
   assert.throws(
-    () => new ChildCaches(twice.watches ?? [], () => new Informer(new FakeKubeClient(), configMaps, { log })),
+    () => new ChildCaches(twice.watches, () => new Informer(new FakeKubeClient(), configMaps, { log })),
     /watches configmaps twice/,
   );
 });

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { defaultRuntimeConfig } from "./config.ts";
-import { failureStatus, planResolution, successStatus } from "./decide.ts";
+import { decideResolution, failureStatus, successStatus } from "./decide.ts";
 import { ParamsValidator } from "./params.ts";
-import type { Resolver } from "./resolver.ts";
+import type { JobResolver, Resolver } from "./resolver.ts";
 
 const resolver: Resolver = {
   type: "demo",
@@ -33,7 +33,7 @@ function rr(
   };
 }
 
-test("planResolution: table", () => {
+test("decideResolution: table", () => {
   const sha = "a".repeat(40);
   const cases: {
     name: string;
@@ -102,7 +102,7 @@ test("planResolution: table", () => {
     },
   ];
   for (const c of cases) {
-    const p = planResolution(c.obj, resolver, validator, config);
+    const p = decideResolution(c.obj, resolver, validator, config);
     assert.equal(p.kind, c.kind, c.name);
     if (p.kind === "fail" && c.message) assert.match(p.message, c.message, c.name);
     if (p.kind === "resolve") {
@@ -113,16 +113,16 @@ test("planResolution: table", () => {
   }
 });
 
-test("planResolution: a perRequest resolver's results are never cached nor shared", () => {
-  const own: Resolver = { ...resolver, perRequest: true };
+test("decideResolution: a perRequest resolver's results are never cached nor shared", () => {
+  const own: JobResolver = { ...resolver, watches: [], perRequest: true };
   const withUid = (uid: string, cache?: string) => {
     const obj = rr([{ name: "name", value: "t" }, ...(cache ? [{ name: "cache", value: cache }] : [])]);
     obj.metadata.uid = uid;
     return obj;
   };
-  const a = planResolution(withUid("uid-a", "always"), own, validator, config);
-  const b = planResolution(withUid("uid-b", "always"), own, validator, config);
-  const shared = planResolution(withUid("uid-a", "always"), resolver, validator, config);
+  const a = decideResolution(withUid("uid-a", "always"), own, validator, config);
+  const b = decideResolution(withUid("uid-b", "always"), own, validator, config);
+  const shared = decideResolution(withUid("uid-a", "always"), resolver, validator, config);
   assert.ok(a.kind === "resolve" && b.kind === "resolve" && shared.kind === "resolve");
   assert.equal(a.useCache, false, "cache=always is ignored");
   assert.notEqual(a.cacheKey, b.cacheKey, "identical requests get their own flight");

@@ -13,9 +13,17 @@ import {
 import { cacheKey, useCache } from "./cache.ts";
 import type { RuntimeConfig } from "./config.ts";
 import { type CacheMode, type ParamsValidator, paramsToObject } from "./params.ts";
-import type { Params, Resolved, Resolver, ResolverConfig } from "./resolver.ts";
+import {
+  type JobResolver,
+  jobTraits,
+  type Params,
+  type Resolved,
+  type Resolver,
+  type ResolverConfig,
+} from "./resolver.ts";
 
-export type Plan =
+/** What to do with a request: leave it, fail it, or resolve it (with the cache key, mode and deadline). */
+export type ResolutionDecision =
   | { kind: "skip"; why: string }
   | { kind: "fail"; reason: QuarryReason; message: string }
   | {
@@ -27,12 +35,12 @@ export type Plan =
       timeoutMs: number;
     };
 
-export function planResolution(
+export function decideResolution(
   rr: ResolutionRequest,
-  resolver: Resolver,
+  resolver: Resolver | JobResolver,
   validator: ParamsValidator,
   config: { runtime: RuntimeConfig; raw: ResolverConfig },
-): Plan {
+): ResolutionDecision {
   if (isDone(rr.status)) return { kind: "skip", why: "done" };
   if (rr.status?.data) return { kind: "skip", why: "already resolved" };
   const parsed = paramsToObject(rr.spec?.params);
@@ -42,7 +50,7 @@ export function planResolution(
   const cacheMode = parsed.cacheMode ?? config.runtime.defaultCacheMode;
   const immutable = resolver.isImmutable?.(parsed.params) ?? false;
   const key = cacheKey(resolver.type, rr.metadata.namespace ?? "", parsed.params, rr.spec?.url);
-  const own = resolver.perRequest === true;
+  const own = jobTraits(resolver).perRequest;
   return {
     kind: "resolve",
     params: parsed.params,

@@ -1,11 +1,13 @@
+// @quarry/resolver-sdk: what a resolver author uses. The Resolver interface (and JobResolver, for
+// resolvers whose requests run as jobs), runResolver, params and errors, and the egress helpers
+// that fetch under the operator's CA, proxy and blocked-networks settings. The runtime's own parts
+// are in @quarry/resolver-sdk/internal, for Quarry's services that reuse them.
 export {
   BLOCKED_NETWORKS_KEY,
   BlockedNetworks,
   DEFAULT_BLOCKED_NETWORKS,
-  NETWORK_SETS,
   parseBlockedNetworks,
 } from "./blocked-networks.ts";
-export { cacheKey, ResultCache, SingleFlight, useCache } from "./cache.ts";
 export {
   checkedLookup,
   checkLiteralAddress,
@@ -13,26 +15,14 @@ export {
   type LookupAll,
   resolveChecked,
 } from "./checked-lookup.ts";
-export { checkKind, checkSize, DEFAULT_ALLOWED_KINDS } from "./checks.ts";
+export { configParser, runtimeTimeoutMs } from "./config.ts";
 export {
-  configParser,
-  defaultRuntimeConfig,
-  type LoadedConfig,
-  parseResolverConfig,
-  type RuntimeConfig,
-  runtimeTimeoutMs,
-} from "./config.ts";
-export { failureStatus, type Plan, planResolution, successStatus } from "./decide.ts";
-export {
-  bypassesProxy,
   describeEgressFailure,
-  EGRESS_KEYS,
   type Egress,
   EgressDispatchers,
   EgressError,
   effectiveEgress,
   egressFetch,
-  NO_EGRESS,
   parseCaBundle,
   parseEgress,
   parseProxyUrl,
@@ -43,11 +33,12 @@ export {
 export { type EgressErrorCode, egressReason, findEgressError } from "./egress-error.ts";
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { metadataHostProblem } from "./metadata-hosts.ts";
-export { type CacheMode, ParamsValidator, paramsToObject } from "./params.ts";
-export { followRedirects, isRedirect, type RedirectPolicy, type SendOnce } from "./redirects.ts";
+export { ParamsValidator } from "./params.ts";
+export { followRedirects, type RedirectPolicy, type SendOnce } from "./redirects.ts";
 export {
   type ChildWatch,
   isPending,
+  type JobResolver,
   type Params,
   type ParamsSchema,
   type Pending,

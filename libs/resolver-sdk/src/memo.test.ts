@@ -23,7 +23,7 @@ test("a miss runs the call and stores it; the next lookup is a hit", async () =>
   assert.equal(new TextDecoder().decode(hit?.resolved.data), "a");
 });
 
-test("a plan that bypasses the cache neither reads nor writes it", async () => {
+test("a decision that bypasses the cache neither reads nor writes it", async () => {
   const memo = new ResolutionMemo();
   await memo.run(cached, config, live(), async () => data("a")).result;
   assert.equal(memo.lookup(bypass, config), undefined, "bypass never reads");

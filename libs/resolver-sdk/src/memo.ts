@@ -8,8 +8,8 @@ import type { RuntimeConfig } from "./config.ts";
 import type { CacheInfo } from "./decide.ts";
 import { isPending, type Pending, type Resolved } from "./resolver.ts";
 
-/** The part of a resolve plan the memo needs. */
-export interface MemoPlan {
+/** The part of a resolve decision the memo needs. */
+export interface MemoKey {
   cacheKey: string;
   useCache: boolean;
 }
@@ -44,10 +44,10 @@ export class ResolutionMemo {
     this.now = opts.now;
   }
 
-  /** The cached result for `plan`; undefined on a miss or when the plan bypasses the cache. */
-  lookup(plan: MemoPlan, config: CacheShape): Memoized | undefined {
-    if (!plan.useCache) return undefined;
-    const hit = this.cacheFor(config).get(plan.cacheKey);
+  /** The cached result for `decision`; undefined on a miss or when the decision bypasses the cache. */
+  lookup(decision: MemoKey, config: CacheShape): Memoized | undefined {
+    if (!decision.useCache) return undefined;
+    const hit = this.cacheFor(config).get(decision.cacheKey);
     return (
       hit && {
         resolved: hit.resolved,
@@ -58,38 +58,38 @@ export class ResolutionMemo {
   }
 
   /**
-   * Joins the in-flight call for `plan.cacheKey` or starts one with `fn`;
+   * Joins the in-flight call for `decision.cacheKey` or starts one with `fn`;
    * `signal` detaches this caller (the call is aborted once nobody waits).
-   * A success is stored when the plan uses the cache; failures and Pendings never are.
+   * A success is stored when the decision uses the cache; failures and Pendings never are.
    * A caller that joined a call which ended Pending runs `fn` itself, outside the flight: the
    * other request's step spoke for that request only (slow resolvers own per-request children).
    * So a caller whose `fn` never returns Pending never gets one.
    */
   run(
-    plan: MemoPlan,
+    decision: MemoKey,
     config: CacheShape,
     signal: AbortSignal,
     fn: (signal: AbortSignal) => Promise<Resolved>,
   ): { shared: boolean; result: Promise<Memoized> };
   run(
-    plan: MemoPlan,
+    decision: MemoKey,
     config: CacheShape,
     signal: AbortSignal,
     fn: (signal: AbortSignal) => Promise<Resolved | Pending>,
   ): { shared: boolean; result: Promise<Memoized | MemoPending> };
   run(
-    plan: MemoPlan,
+    decision: MemoKey,
     config: CacheShape,
     signal: AbortSignal,
     fn: (signal: AbortSignal) => Promise<Resolved | Pending>,
   ): { shared: boolean; result: Promise<Memoized | MemoPending> } {
-    const { promise, shared } = this.flights.run(plan.cacheKey, signal, fn);
+    const { promise, shared } = this.flights.run(decision.cacheKey, signal, fn);
     const result = promise.then(async (outcome): Promise<Memoized | MemoPending> => {
-      if (!isPending(outcome)) return this.store(plan, config, outcome, shared);
+      if (!isPending(outcome)) return this.store(decision, config, outcome, shared);
       if (!shared) return { pending: outcome, shared: false };
       signal.throwIfAborted();
       const own = await fn(signal);
-      return isPending(own) ? { pending: own, shared: false } : this.store(plan, config, own, false);
+      return isPending(own) ? { pending: own, shared: false } : this.store(decision, config, own, false);
     });
     return { shared, result };
   }
@@ -99,10 +99,10 @@ export class ResolutionMemo {
     return this.flights.inFlight;
   }
 
-  private store(plan: MemoPlan, config: CacheShape, resolved: Resolved, shared: boolean): Memoized {
-    if (!plan.useCache) return { resolved, cached: undefined, shared };
+  private store(decision: MemoKey, config: CacheShape, resolved: Resolved, shared: boolean): Memoized {
+    if (!decision.useCache) return { resolved, cached: undefined, shared };
     // into the current cache: one rebuilt for a newer config while this call ran must not be undone
-    const entry = (this.cache ?? this.cacheFor(config)).set(plan.cacheKey, resolved);
+    const entry = (this.cache ?? this.cacheFor(config)).set(decision.cacheKey, resolved);
     return { resolved, cached: { operation: "store", storedAt: entry.storedAt }, shared };
   }
 

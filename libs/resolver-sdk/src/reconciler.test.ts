@@ -11,15 +11,14 @@ import {
   type ResolutionRequest,
   resolutionRequests,
 } from "@quarry/api";
+import { MapLister, type ReconcileOutcome, TransientError } from "@quarry/kube";
 import {
   type FakeAction,
   FakeEventRecorder,
   FakeKubeClient,
-  MapLister,
-  type ReconcileOutcome,
   type RecordedEvent,
-  TransientError,
-} from "@quarry/kube";
+  reconcileContext,
+} from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
 import { defaultRuntimeConfig, type RuntimeConfig } from "./config.ts";
 import { notFound } from "./errors.ts";
@@ -499,7 +498,7 @@ for (const row of rows) {
       const latest = client.object<ResolutionRequest>(resolutionRequests, namespace, name);
       if (latest) requests.set(latest);
       try {
-        results.push(await reconciler.reconcile(run.key, { attempt: run.attempt }));
+        results.push(await reconciler.reconcile(run.key, reconcileContext({ attempt: run.attempt })));
       } catch (err) {
         if (i < runs.length - 1) throw err;
         thrown = err;

@@ -1,4 +1,4 @@
-// Drives one resolver: plans each request, serves it from the memo (cache or
+// Drives one resolver: decides each request, serves it from the memo (cache or
 // a shared in-flight call), enforces the per-attempt deadline, retries
 // transient errors through the queue's backoff (the controller counts the
 // attempts), and writes the outcome under optimistic locking. Status writes
@@ -32,16 +32,16 @@ import { contextFromTraceparent, type Logger, type Span, withSpan } from "@quarr
 import { checkKind, checkSize } from "./checks.ts";
 import type { ChildCaches } from "./children.ts";
 import type { LoadedConfig } from "./config.ts";
-import { failureStatus, planResolution, successStatus } from "./decide.ts";
+import { decideResolution, failureStatus, type ResolutionDecision, successStatus } from "./decide.ts";
 import { ResolutionError } from "./errors.ts";
 import { type Memoized, type MemoPending, ResolutionMemo } from "./memo.ts";
 import type { Outcome, ResolverMetrics } from "./metrics.ts";
 import { newestCopy } from "./newest.ts";
 import { ParamsValidator } from "./params.ts";
-import type { Pending, ResolveContext, Resolver } from "./resolver.ts";
+import { type JobResolver, jobTraits, type Pending, type ResolveContext, type Resolver } from "./resolver.ts";
 
 export interface ResolverControllerDeps {
-  resolver: Resolver;
+  resolver: Resolver | JobResolver;
   client: KubeClient;
   /** The requests informer's cache (a Map-backed lister in tests). */
   requests: Lister<ResolutionRequest>;
@@ -80,10 +80,10 @@ export class ResolverReconciler implements Reconciler {
     const rr = this.deps.requests.getByKey(key);
     if (!rr) return undefined;
     const config = this.deps.config();
-    const plan = planResolution(rr, this.deps.resolver, this.validator, config);
-    if (plan.kind === "skip") return undefined;
-    if (plan.kind === "fail") {
-      await this.writeFailure(rr, plan.reason, plan.message);
+    const decision = decideResolution(rr, this.deps.resolver, this.validator, config);
+    if (decision.kind === "skip") return undefined;
+    if (decision.kind === "fail") {
+      await this.writeFailure(rr, decision.reason, decision.message);
       return undefined;
     }
     const parent = contextFromTraceparent(rr.metadata.annotations?.[ANNOTATION_TRACEPARENT]);
@@ -98,7 +98,7 @@ export class ResolverReconciler implements Reconciler {
       this.deps.metrics.inflight(type, 1);
       let outcome: Outcome = "failed";
       try {
-        const step = await this.resolveAndWrite(rr, key, plan, config, span, attempt);
+        const step = await this.resolveAndWrite(rr, key, decision, config, span, attempt);
         outcome = step.outcome;
         return step.requeueAfterMs === undefined ? undefined : { requeueAfterMs: step.requeueAfterMs };
       } catch (err) {
@@ -118,14 +118,14 @@ export class ResolverReconciler implements Reconciler {
   private async resolveAndWrite(
     rr: ResolutionRequest,
     key: string,
-    plan: Extract<ReturnType<typeof planResolution>, { kind: "resolve" }>,
+    decision: Extract<ResolutionDecision, { kind: "resolve" }>,
     config: LoadedConfig,
     span: Span,
     attempt: number,
   ): Promise<Step> {
     const { resolver, metrics, log } = this.deps;
-    const hit = this.memo.lookup(plan, config.runtime);
-    metrics.cache(resolver.type, plan.useCache ? (hit ? "hit" : "miss") : "bypass");
+    const hit = this.memo.lookup(decision, config.runtime);
+    metrics.cache(resolver.type, decision.useCache ? (hit ? "hit" : "miss") : "bypass");
     if (hit) {
       span.setAttribute("quarry.cache", "hit");
       return { outcome: await this.finish(this.newest(rr), hit, config) };
@@ -133,7 +133,7 @@ export class ResolverReconciler implements Reconciler {
 
     const cancel = new AbortController();
     this.cancels.set(key, cancel);
-    const timeout = AbortSignal.timeout(plan.timeoutMs);
+    const timeout = AbortSignal.timeout(decision.timeoutMs);
     const signal = AbortSignal.any([cancel.signal, timeout, this.deps.stopping]);
     // a slow first attempt, or any retry, tells the lifecycle controller (and humans) someone is on it;
     // the outcome's write waits for that stamp and starts from the object it returned
@@ -147,8 +147,8 @@ export class ResolverReconciler implements Reconciler {
     let memoized: Memoized | MemoPending;
     try {
       const ctx = this.context(rr, key, config, span, attempt);
-      const { result, shared } = this.memo.run(plan, config.runtime, signal, (s) =>
-        resolver.resolve(plan.params, { ...ctx, signal: s }),
+      const { result, shared } = this.memo.run(decision, config.runtime, signal, (s) =>
+        resolver.resolve(decision.params, { ...ctx, signal: s }),
       );
       if (shared) span.setAttribute("quarry.singleflight", "joined");
       memoized = await result;
@@ -159,7 +159,7 @@ export class ResolverReconciler implements Reconciler {
       }
       if (cancel.signal.aborted || this.deps.stopping.aborted) return { outcome: "cancelled" };
       const why = timeout.aborted
-        ? `attempt ${attempt} timed out after ${formatDuration(plan.timeoutMs)}`
+        ? `attempt ${attempt} timed out after ${formatDuration(decision.timeoutMs)}`
         : `attempt ${attempt} failed: ${errorMessage(err)}`;
       if (attempt >= config.runtime.maxAttempts) {
         await this.writeFailure(
@@ -244,7 +244,7 @@ export class ResolverReconciler implements Reconciler {
       await this.writeFailure(rr, size.reason, size.message);
       return "failed";
     }
-    if (this.deps.resolver.checksKind !== false) {
+    if (jobTraits(this.deps.resolver).checksKind) {
       const kind = checkKind(resolved.data, config.runtime.allowedKinds, what);
       if (!kind.ok) {
         await this.writeFailure(rr, kind.reason, kind.message);
@@ -252,8 +252,16 @@ export class ResolverReconciler implements Reconciler {
       }
     }
     const cache = cached && { type: this.deps.resolver.type, ...cached };
-    const status = successStatus(resolved, cache);
-    await lockedMergePatch(
+    await this.writeOutcome(rr, successStatus(resolved, cache));
+    return "succeeded";
+  }
+
+  /** Writes a final status unless the request is done or has data already; the object written, if any. */
+  private writeOutcome(
+    rr: ResolutionRequest,
+    status: Record<string, unknown>,
+  ): Promise<ResolutionRequest | undefined> {
+    return lockedMergePatch(
       this.deps.client,
       resolutionRequests,
       rr,
@@ -263,24 +271,12 @@ export class ResolverReconciler implements Reconciler {
           : { status: { ...status, ...observed(latest) } },
       { subresource: "status" },
     );
-    return "succeeded";
   }
 
   private async writeFailure(rr: ResolutionRequest, reason: QuarryReason, message: string): Promise<void> {
-    const written = await lockedMergePatch(
-      this.deps.client,
-      resolutionRequests,
+    const written = await this.writeOutcome(
       rr,
-      (latest) =>
-        isDone(latest.status) || latest.status?.data
-          ? undefined
-          : {
-              status: {
-                ...failureStatus(reason, message, new Date((this.deps.now ?? Date.now)())),
-                ...observed(latest),
-              },
-            },
-      { subresource: "status" },
+      failureStatus(reason, message, new Date((this.deps.now ?? Date.now)())),
     );
     if (written) {
       this.deps.metrics.failure(this.deps.resolver.type, reason);

@@ -95,6 +95,11 @@ export interface ChildWatch {
   perNamespace?: boolean;
 }
 
+/**
+ * What every resolver implements: the type it answers, its params schema and `resolve`; the
+ * optional members tune caching, deadlines and config checks. A resolver whose requests run as
+ * jobs (objects it creates per request) is a JobResolver.
+ */
 export interface Resolver<P extends Params = Params> {
   /** The value of the `resolution.tekton.dev/type` label this resolver answers, e.g. "git". */
   readonly type: string;
@@ -114,19 +119,44 @@ export interface Resolver<P extends Params = Params> {
   isImmutable?(params: P): boolean;
   /** Per-attempt deadline in ms; defaults to the config's `resolution-timeout`. */
   timeout?(params: P, config: ResolverConfig): number;
-  /** Whether the runtime checks that the result is a Tekton resource of an allowed kind (default true). */
-  readonly checksKind?: boolean;
+  /** Checks the resolver's own config keys; throw ConfigError (from @quarry/kube) naming the key. */
+  validateConfig?(config: ResolverConfig): void;
+}
+
+/**
+ * A resolver whose requests run as jobs: it creates objects for each request (a pod, a build),
+ * takes one step per `resolve` call and answers `pending()` until they are done. runResolver
+ * watches its children, so an event on one wakes the request that owns it.
+ */
+export interface JobResolver<P extends Params = Params> extends Resolver<P> {
+  /**
+   * Child resources the resolver creates per request (with `ctx.ownerReference`). runResolver
+   * watches them in the watched namespaces: an event on a child wakes the request that owns it.
+   */
+  readonly watches: readonly ChildWatch[];
   /**
    * True when a result speaks for the request that asked only (it names objects made for that
    * request): it is never cached, whatever the `cache` param says, and never handed to an
    * identical request in flight.
    */
   readonly perRequest?: boolean;
-  /** Checks the resolver's own config keys; throw ConfigError (from @quarry/kube) naming the key. */
-  validateConfig?(config: ResolverConfig): void;
   /**
-   * Child resources the resolver creates per request (with `ctx.ownerReference`). runResolver
-   * watches them in the watched namespaces: an event on a child wakes the request that owns it.
+   * Whether the runtime checks that the result is a Tekton resource of an allowed kind (default
+   * true): false for a job whose output is something else (the pipe resolver's files).
    */
-  readonly watches?: readonly ChildWatch[];
+  readonly checksKind?: boolean;
+}
+
+/** The job members of any resolver, with their defaults where it is not a JobResolver. */
+export function jobTraits(resolver: Resolver | JobResolver): {
+  watches: readonly ChildWatch[];
+  perRequest: boolean;
+  checksKind: boolean;
+} {
+  const job: Partial<JobResolver> = resolver;
+  return {
+    watches: job.watches ?? [],
+    perRequest: job.perRequest === true,
+    checksKind: job.checksKind !== false,
+  };
 }

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { MapLister, type ReconcileContext } from "@quarry/kube";
+import { reconcileContext } from "@quarry/kube/testing";
 import { checkDistinctTypes, RoutingReconciler } from "./routing.ts";
 
 const request = (name: string, type: string): ResolutionRequest => ({
@@ -28,9 +29,11 @@ test("a key goes to the resolver whose cache holds the request, with its outcome
     { requests: new MapLister([request("g", "git")]), reconciler: recorder(seen, "git") },
     { requests: new MapLister([request("p", "pipe")]), reconciler: recorder(seen, "pipe", 45_000) },
   ]);
-  assert.equal(await routing.reconcile("ns/g", { attempt: 1 }), undefined);
-  assert.deepEqual(await routing.reconcile("ns/p", { attempt: 3 }), { requeueAfterMs: 45_000 });
-  assert.equal(await routing.reconcile("ns/gone", { attempt: 1 }), undefined);
+  assert.equal(await routing.reconcile("ns/g", reconcileContext({ attempt: 1 })), undefined);
+  assert.deepEqual(await routing.reconcile("ns/p", reconcileContext({ attempt: 3 })), {
+    requeueAfterMs: 45_000,
+  });
+  assert.equal(await routing.reconcile("ns/gone", reconcileContext({ attempt: 1 })), undefined);
   assert.deepEqual(seen, ["git ns/g 1", "pipe ns/p 3"]);
 });
 

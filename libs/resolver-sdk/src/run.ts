@@ -17,7 +17,7 @@ import { ChildCaches, type NamespaceInformerFactory } from "./children.ts";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
 import { resolverMetrics } from "./metrics.ts";
 import { ResolverReconciler } from "./reconciler.ts";
-import type { Resolver } from "./resolver.ts";
+import { type JobResolver, jobTraits, type Resolver } from "./resolver.ts";
 import { checkDistinctTypes, RoutingReconciler } from "./routing.ts";
 
 export interface RunResolverOptions {
@@ -29,7 +29,7 @@ export interface RunResolverOptions {
 
 /** One of the resolvers a process hosts (runResolvers). */
 export interface HostedResolver {
-  resolver: Resolver;
+  resolver: Resolver | JobResolver;
   /** Its ConfigMap, in the service's namespace, watched live. */
   configMap: string;
 }
@@ -37,7 +37,10 @@ export interface HostedResolver {
 /** Retries of transient errors: 0.5 s, 1 s, 2 s, 4 s... so a blip is ridden out well inside the global timeout. */
 const RETRY_BACKOFF = { baseMs: 500, maxMs: 10_000 };
 
-export function runResolver(resolver: Resolver, opts: RunResolverOptions): Promise<ServiceRuntime> {
+export function runResolver(
+  resolver: Resolver | JobResolver,
+  opts: RunResolverOptions,
+): Promise<ServiceRuntime> {
   return runResolvers([{ resolver, configMap: opts.configMap }], { runtime: opts.runtime });
 }
 
@@ -67,7 +70,7 @@ export async function runResolvers(
     });
     // children live beside their request, so the watched namespaces are the requests' ones
     const children = new ChildCaches(
-      resolver.watches ?? [],
+      jobTraits(resolver).watches,
       (rt, sel) => runtime.informer(rt, sel),
       namespaceInformers(runtime),
     );

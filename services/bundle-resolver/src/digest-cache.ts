@@ -5,7 +5,7 @@
 // could not have fetched it itself.
 import { createHash } from "node:crypto";
 import type { BasicCredential } from "@quarry/oci";
-import { SingleFlight } from "@quarry/resolver-sdk";
+import { SingleFlight } from "@quarry/resolver-sdk/internal";
 import { LRUCache } from "lru-cache";
 
 export interface Sized {

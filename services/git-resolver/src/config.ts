@@ -24,8 +24,8 @@ import {
   CREDENTIAL_BINDINGS_KEY,
   type CredentialBinding,
   parseCredentialBindings,
-} from "./credential-binding.ts";
-import { INSECURE_HOSTS_KEY, type InsecureHost, parseInsecureHosts } from "./plain-http.ts";
+} from "./policy/credential-binding.ts";
+import { INSECURE_HOSTS_KEY, type InsecureHost, parseInsecureHosts } from "./policy/plain-http.ts";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
 
@@ -66,7 +66,7 @@ export interface GitConfig {
   refLookupIntervalMs: number;
   /** Networks no git connection goes to (global only: a request picks its configKey). */
   blockedNetworks: BlockedNetworks;
-  /** Which Secrets' tokens may go to which URLs, besides the Secrets' own annotations (credential-binding.ts). */
+  /** Which Secrets' tokens may go to which URLs, besides the Secrets' own annotations (policy/credential-binding.ts). */
   credentialBindings: readonly CredentialBinding[];
   /** Hosts a token may reach over plain http; none by default. */
   insecureHosts: readonly InsecureHost[];

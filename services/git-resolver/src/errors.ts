@@ -2,7 +2,7 @@
 // ResolutionError with Quarry's reason and the param at fault; an unreachable
 // or slow server stays a plain Error, which the runtime retries.
 import { ResolutionError } from "@quarry/resolver-sdk";
-import { GitSourceError } from "./source.ts";
+import { GitSourceError } from "./engine/source.ts";
 
 export interface FailureContext {
   url: string;

@@ -1,7 +1,7 @@
 // The git engine's own metrics, next to the runtime's quarry_resolution_*:
 // what the on-disk cache holds and how often requests reached the remote.
 import type { Meter } from "@quarry/observability";
-import type { GitCliSource } from "./git-cli-source.ts";
+import type { GitCliSource } from "./engine/git-cli-source.ts";
 
 export function registerGitMetrics(meter: Meter, source: GitCliSource): void {
   const bytes = meter.createObservableGauge("quarry_git_cache_bytes", {

@@ -1,9 +1,9 @@
 // The git resolver's params (Tekton's names) and their checks. Pure: every
 // refusal is an InvalidParams message that names the param; policy
-// (allow-lists) is in policy.ts.
+// (allow-lists) is in policy/allow-lists.ts.
 import { invalidParams, type Params, type ParamsSchema } from "@quarry/resolver-sdk";
 import { type GitConfig, type RepoSettings, settingsFor } from "./config.ts";
-import { classifyRevision, type Revision } from "./revision.ts";
+import { classifyRevision, type Revision } from "./engine/refs/revision.ts";
 
 /** Tekton's params for its SCM-API mode (repo+org through a forge API), not implemented yet. */
 const API_MODE_PARAMS = ["repo", "org", "token", "tokenKey", "scmType", "serverURL"] as const;

@@ -15,10 +15,10 @@ import {
 } from "@quarry/devcluster/git-repos";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import { forbidden, type Params, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { GitCliSource } from "./engine/git-cli-source.ts";
+import { GitSourceError } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
-import { GitCliSource } from "./git-cli-source.ts";
 import { GitResolver } from "./resolver.ts";
-import { GitSourceError } from "./source.ts";
 
 /** What the resolver logged through ctx.log (warn and debug), newest last. */
 const logged: { level: string; fields: Record<string, unknown>; msg: string }[] = [];

@@ -16,14 +16,14 @@ import {
   runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
 import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
-import { checkCredentialBinding } from "./credential-binding.ts";
+import { classifyRevision } from "./engine/refs/revision.ts";
+import type { GitAuth, GitSource, SourceRequest } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
 import { type GitRequest, paramsSchema, parseRequest } from "./params.ts";
-import { mayCarryCredential } from "./plain-http.ts";
-import { checkPolicy } from "./policy.ts";
-import { classifyRevision } from "./revision.ts";
-import { type SecretReader, unusableTokenMessage } from "./secrets.ts";
-import type { GitAuth, GitSource, SourceRequest } from "./source.ts";
+import { checkPolicy } from "./policy/allow-lists.ts";
+import { checkCredentialBinding } from "./policy/credential-binding.ts";
+import { mayCarryCredential } from "./policy/plain-http.ts";
+import { type SecretReader, unusableTokenMessage } from "./policy/secrets.ts";
 
 export const ANNOTATION_URL = "resolution.tekton.dev/url";
 export const ANNOTATION_REVISION = "resolution.tekton.dev/revision";

@@ -5,11 +5,11 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServiceRuntime } from "@quarry/kube";
-import { GitCliSource } from "./git-cli-source.ts";
-import { checkGitVersion } from "./git-process.ts";
+import { checkGitVersion } from "./engine/git/git-process.ts";
+import { GitCliSource } from "./engine/git-cli-source.ts";
 import { registerGitMetrics } from "./metrics.ts";
+import { kubeSecretReader } from "./policy/secrets.ts";
 import { GitResolver } from "./resolver.ts";
-import { kubeSecretReader } from "./secrets.ts";
 
 /**
  * Workers when QUARRY_CONCURRENCY is not set (the chart sets it: `concurrency`, 32 for this

@@ -4,8 +4,8 @@ import { resolutionRequests } from "@quarry/api";
 import { dropRequestData, ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
 import { LifecycleReconciler } from "./reconciler.ts";
-import { runConversionWebhook } from "./webhook.ts";
-import { webhookSettingsFromEnv } from "./webhook-config.ts";
+import { webhookSettingsFromEnv } from "./webhook/config.ts";
+import { runConversionWebhook } from "./webhook/run.ts";
 
 const runtime = new ServiceRuntime("lifecycle-controller");
 const config = runtime.liveConfig(CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig);

@@ -12,13 +12,8 @@ import {
   type ResolutionRequest,
   resolutionRequests,
 } from "@quarry/api";
-import {
-  type FakeAction,
-  FakeEventRecorder,
-  FakeKubeClient,
-  MapLister,
-  type RecordedEvent,
-} from "@quarry/kube";
+import { MapLister } from "@quarry/kube";
+import { type FakeAction, FakeEventRecorder, FakeKubeClient, type RecordedEvent } from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
 import { MESSAGE_WAITING } from "./decide.ts";
 import { LifecycleReconciler } from "./reconciler.ts";

@@ -2,7 +2,8 @@
 // a lost race reads the winner's, a short key and refused RBAC are named.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FakeKubeClient, type KubeObject, secrets } from "@quarry/kube";
+import { type KubeObject, secrets } from "@quarry/kube";
+import { FakeKubeClient } from "@quarry/kube/testing";
 import { DIGEST_KEY_SECRET, hmacSha256Hex, installationDigestKey } from "./digest.ts";
 
 const NS = "quarry-system";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pipes } from "@quarry/api";
-import { FakeKubeClient, type KubeObject } from "@quarry/kube";
+import type { KubeObject } from "@quarry/kube";
+import { FakeKubeClient } from "@quarry/kube/testing";
 import type { PipeResult } from "./objects.ts";
 import { type ReceiptObject, readReceipt, receiptObject, recorded } from "./receipt.ts";
 import { cachedLookup } from "./sources.ts";

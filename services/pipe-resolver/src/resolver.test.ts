@@ -14,7 +14,8 @@ import {
   pipes,
   type ResolutionRequest,
 } from "@quarry/api";
-import { configMaps, FakeKubeClient, type KubeObject, secrets } from "@quarry/kube";
+import { configMaps, type KubeObject, secrets } from "@quarry/kube";
+import { FakeKubeClient } from "@quarry/kube/testing";
 import type { Logger, Span } from "@quarry/observability";
 import {
   isPending,

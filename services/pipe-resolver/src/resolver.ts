@@ -29,13 +29,13 @@ import {
   secrets,
 } from "@quarry/kube";
 import {
+  type JobResolver,
   type Params,
   type Pending,
   pending,
   ResolutionError,
   type ResolveContext,
   type Resolved,
-  type Resolver,
   type ResolverConfig,
 } from "@quarry/resolver-sdk";
 import { type PipeConfig, parsePipeConfig, pipeConfig } from "./config.ts";
@@ -139,7 +139,7 @@ function sameData(a: Record<string, string> | undefined, b: Record<string, strin
   return ak.length === bk.length && ak.every((k, i) => k === bk[i] && a?.[k] === b[k]);
 }
 
-export class PipeResolver implements Resolver {
+export class PipeResolver implements JobResolver {
   readonly type = "pipe";
   /** Strategy params are free-form: readRequest checks the resolver's own and their shapes. */
   readonly paramsSchema = { type: "object" };

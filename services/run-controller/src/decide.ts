@@ -27,7 +27,7 @@ import {
   runTimeoutMs,
   type StatusChange,
   timeoutMessage,
-} from "@quarry/customtask-sdk";
+} from "@quarry/customtask-sdk/internal";
 import { formatDuration } from "@quarry/kube";
 import { type RequestResolutionInput, readOutcome, requestDifferences } from "@quarry/requester";
 import { policyFor, type RunControllerConfig } from "./config.ts";

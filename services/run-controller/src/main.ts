@@ -9,7 +9,13 @@ import {
   runs,
   runView,
 } from "@quarry/api";
-import { discoverWith, LABEL_RUN, runFlavours, servesRun, TaskReconciler } from "@quarry/customtask-sdk";
+import {
+  discoverWith,
+  LABEL_RUN,
+  runFlavours,
+  servesRun,
+  TaskReconciler,
+} from "@quarry/customtask-sdk/internal";
 import { type Informer, keepWhole, ServiceRuntime, untilAnswered } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultRunControllerConfig, parseRunControllerConfig } from "./config.ts";
 import { enforcementCounter } from "./metrics.ts";

@@ -19,7 +19,7 @@ import {
   runView,
 } from "@quarry/api";
 import type { Step } from "@quarry/customtask-sdk";
-import { LABEL_RUN } from "@quarry/customtask-sdk";
+import { LABEL_RUN } from "@quarry/customtask-sdk/internal";
 import { type RequestResolutionInput, readOutcome } from "@quarry/requester";
 import yaml from "js-yaml";
 

@@ -10,14 +10,9 @@ import {
   type RunStatus,
   resolutionRequests,
 } from "@quarry/api";
-import { TaskReconciler } from "@quarry/customtask-sdk";
-import {
-  type FakeAction,
-  FakeEventRecorder,
-  FakeKubeClient,
-  MapLister,
-  type ReconcileOutcome,
-} from "@quarry/kube";
+import { TaskReconciler } from "@quarry/customtask-sdk/internal";
+import { MapLister, type ReconcileOutcome } from "@quarry/kube";
+import { type FakeAction, FakeEventRecorder, FakeKubeClient } from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
 import { buildRequest } from "@quarry/requester";
 import { pipeRequestFor } from "./pipe-run.ts";

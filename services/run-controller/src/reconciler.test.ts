@@ -16,14 +16,9 @@ import {
   requestNameFor,
   resolutionRequests,
 } from "@quarry/api";
-import { LABEL_RUN } from "@quarry/customtask-sdk";
-import {
-  type FakeAction,
-  FakeEventRecorder,
-  FakeKubeClient,
-  MapLister,
-  type RecordedEvent,
-} from "@quarry/kube";
+import { LABEL_RUN } from "@quarry/customtask-sdk/internal";
+import { MapLister } from "@quarry/kube";
+import { type FakeAction, FakeEventRecorder, FakeKubeClient, type RecordedEvent } from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
 import { defaultRunControllerConfig } from "./config.ts";
 import { ANNOTATION_RUN_REQUEST } from "./decide.ts";

@@ -4,7 +4,7 @@
 // custom-task controller's write that raced ours always wins), records Events
 // and the enforcement metric. One reconciler per flavour (Run, CustomRun).
 import { type AnyRun, type ResolutionRequest, runView } from "@quarry/api";
-import { remoteRequest } from "@quarry/customtask-sdk";
+import { remoteRequest } from "@quarry/customtask-sdk/internal";
 import {
   changedFields,
   type EventRecorder,

@@ -1,0 +1,365 @@
+// List+watch cache of one resource type. The supervisor loop never gives up:
+// any watch error restarts the watch with capped, jittered backoff from the
+// last seen resourceVersion; "410 Gone" (or an ERROR event carrying 410)
+// relists and diffs the cache so no add, change or delete is missed; a
+// watchdog restarts a watch that went silent (no event or bookmark); a
+// periodic resync hands every cached object to the slow lane.
+import type { Logger } from "@quarry/observability";
+import type { KubeClient, KubeObject, WatchEvent } from "../client/client.ts";
+import { ApiError, WatchExpiredError, watchEventError } from "../client/errors.ts";
+import type { ResourceType } from "../client/resources.ts";
+import { RetryDelay } from "../time/backoff.ts";
+import { Indexer, type IndexFunc } from "./indexer.ts";
+
+export interface InformerHandlers<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, obj: T): void;
+  onDelete?(obj: T): void;
+  /** Periodic resync of every cached object; route it to a slow lane. */
+  onResync?(obj: T): void;
+}
+
+export interface InformerOptions<T = KubeObject> {
+  log: Logger;
+  /** One namespace, several separated by commas (one list/watch each, one cache), or all when undefined. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Period of the slow-lane resync; 0 disables it. */
+  resyncMs?: number;
+  /** A watch with no event (bookmarks count) for this long is restarted. */
+  watchdogMs?: number;
+  /** Server-side watch timeout, randomised up to 2x so replicas don't reconnect in step. */
+  watchTimeoutSeconds?: number;
+  pageSize?: number;
+  /**
+   * Applied to every object before it is cached or handed to a handler (client-go's
+   * SetTransform): drop what the controller never reads, so a cache of thousands of objects
+   * does not hold it. Must not mutate shared state; it may mutate and return the object.
+   */
+  transform?: (obj: T) => T;
+  /**
+   * A list or watch error this returns true for stops the informer (isRunning() turns false)
+   * instead of being retried: e.g. a 403 where read access is granted per namespace, so its
+   * owner can drop the informer and make a new one once access is granted.
+   */
+  stopOn?: (err: unknown) => boolean;
+}
+
+export function objectKey(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name}` : `${name}`;
+}
+
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf("/");
+  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+class StalledError extends Error {}
+
+/** One list/watch stream: a namespace (or all) with its own resourceVersion and backoff. */
+interface Stream {
+  namespace: string | undefined;
+  resourceVersion: string;
+  retry: RetryDelay;
+  listed: boolean;
+}
+
+export class Informer<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly indexer = new Indexer<T>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private readonly stopController = new AbortController();
+  private streams: Stream[] = [];
+  private loop: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private lastError: string | undefined;
+
+  private readonly client: KubeClient;
+  private readonly rt: ResourceType;
+  private readonly opts: InformerOptions<T>;
+
+  constructor(client: KubeClient, rt: ResourceType, opts: InformerOptions<T>) {
+    this.client = client;
+    this.rt = rt;
+    this.opts = opts;
+  }
+
+  on(handlers: InformerHandlers<T>): this {
+    this.handlers.push(handlers);
+    return this;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    const namespaces = this.opts.namespace
+      ? this.opts.namespace
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean)
+      : [undefined];
+    this.streams = namespaces.map((namespace) => ({
+      namespace,
+      resourceVersion: "",
+      retry: new RetryDelay({ baseMs: 200, maxMs: 30_000 }),
+      listed: false,
+    }));
+    this.loop = Promise.all(this.streams.map((st) => this.run(st))).then(() => undefined);
+    const resyncMs = this.opts.resyncMs ?? 10 * 60_000;
+    if (resyncMs > 0) {
+      this.resyncTimer = setInterval(() => this.replay(), resyncMs);
+    }
+  }
+
+  /**
+   * Hands every cached object to the handlers' onResync now, as a periodic resync does (a
+   * replica that gained a bucket uses it to enqueue the keys it now owns).
+   */
+  replay(): void {
+    for (const obj of this.cache.values()) for (const h of this.handlers) h.onResync?.(obj);
+  }
+
+  async stop(): Promise<void> {
+    this.stopController.abort();
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await this.loop;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Running means the supervisor loop is alive; a failing watch is still running (it retries). */
+  isRunning(): boolean {
+    return this.loop !== undefined && !this.stopController.signal.aborted;
+  }
+
+  status(): { synced: boolean; objects: number; lastError?: string } {
+    return { synced: this.synced, objects: this.cache.size, lastError: this.lastError };
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.cache.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  getByKey(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  /**
+   * Adds a secondary index, kept in step with the cache on every add, update, delete and relist.
+   * May be called before or after start(); objects already cached are indexed at once. Adding
+   * the same function under the same name again is a no-op (readers of a shared informer).
+   */
+  addIndex(name: string, fn: IndexFunc<T>): this {
+    this.indexer.add(name, fn, this.cache);
+    return this;
+  }
+
+  /** Cached objects whose index `name` holds `value`; throws if no such index was added. */
+  byIndex(name: string, value: string): T[] {
+    const out: T[] = [];
+    for (const key of this.indexer.keys(name, value)) {
+      const obj = this.cache.get(key);
+      if (obj) out.push(obj);
+    }
+    return out;
+  }
+
+  // Every cache write goes through these two, so the indexes cannot drift from the cache.
+  private store(key: string, obj: T): void {
+    this.cache.set(key, obj);
+    this.indexer.set(key, obj);
+  }
+
+  private remove(key: string): void {
+    this.cache.delete(key);
+    this.indexer.delete(key);
+  }
+
+  private get log(): Logger {
+    return this.opts.log;
+  }
+
+  private async run(stream: Stream): Promise<void> {
+    const signal = this.stopController.signal;
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.relist(stream);
+          needList = false;
+        }
+        await this.watchOnce(stream);
+        stream.retry.reset();
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof WatchExpiredError) {
+          this.log.info({ resource: this.rt.plural }, "watch expired (410), relisting");
+          needList = true;
+          continue;
+        }
+        this.lastError = err instanceof Error ? err.message : String(err);
+        if (this.opts.stopOn?.(err)) {
+          this.log.info(
+            { resource: this.rt.plural, err: this.lastError },
+            "list/watch refused, informer stopped",
+          );
+          this.stopController.abort();
+          if (this.resyncTimer) clearInterval(this.resyncTimer);
+          break;
+        }
+        const delay = stream.retry.next();
+        if (err instanceof StalledError) {
+          this.log.warn({ resource: this.rt.plural }, "watch stalled, restarting");
+        } else {
+          this.log.warn(
+            { resource: this.rt.plural, err: this.lastError, retryInMs: delay },
+            "list/watch failed",
+          );
+        }
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private async relist(stream: Stream): Promise<void> {
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let rv = "";
+    do {
+      const page = await this.client.list<T>(
+        this.rt,
+        stream.namespace,
+        {
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+          limit: this.opts.pageSize ?? 500,
+          continue: cont,
+        },
+        this.stopController.signal,
+      );
+      for (const listed of page.items) {
+        // list items omit apiVersion/kind; restore them so consumers see whole objects
+        listed.apiVersion ??= this.rt.group ? `${this.rt.group}/${this.rt.version}` : this.rt.version;
+        listed.kind ??= this.rt.kind;
+        const item = this.transformed(listed);
+        fresh.set(objectKey(item), item);
+      }
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion ?? "";
+    } while (cont);
+    // diff against this stream's part of the cache: deletions missed while disconnected surface here
+    for (const [key, old] of this.cache) {
+      if (stream.namespace !== undefined && old.metadata.namespace !== stream.namespace) continue;
+      if (!fresh.has(key)) {
+        this.remove(key);
+        for (const h of this.handlers) h.onDelete?.(old);
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.cache.get(key);
+      this.store(key, obj);
+      if (!old) for (const h of this.handlers) h.onAdd?.(obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+        for (const h of this.handlers) h.onUpdate?.(old, obj);
+    }
+    stream.resourceVersion = rv;
+    stream.listed = true;
+    this.lastError = undefined;
+    if (!this.synced && this.streams.every((st) => st.listed)) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private async watchOnce(stream: Stream): Promise<void> {
+    // the watchdog aborts this one watch; stop() aborts everything. AbortSignal.any
+    // also covers a stop() that happened before this watch began.
+    const watchAbort = new AbortController();
+    const signal = AbortSignal.any([this.stopController.signal, watchAbort.signal]);
+    const watchdogMs = this.opts.watchdogMs ?? 5 * 60_000;
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const feedWatchdog = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        watchAbort.abort();
+      }, watchdogMs);
+    };
+    const base = this.opts.watchTimeoutSeconds ?? 300;
+    try {
+      feedWatchdog();
+      const events = this.client.watch<T>(
+        this.rt,
+        stream.namespace,
+        {
+          resourceVersion: stream.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: Math.floor(base * (1 + Math.random())),
+          labelSelector: this.opts.labelSelector,
+          fieldSelector: this.opts.fieldSelector,
+        },
+        signal,
+      );
+      for await (const event of events) {
+        feedWatchdog();
+        this.apply(stream, event);
+      }
+    } catch (err) {
+      if (stalled) throw new StalledError("watch stalled");
+      if (err instanceof ApiError && err.isGone) throw new WatchExpiredError(err.message);
+      throw err;
+    } finally {
+      clearTimeout(watchdog);
+    }
+  }
+
+  private apply(stream: Stream, event: WatchEvent<T>): void {
+    if (event.type === "ERROR") throw watchEventError(event.object);
+    const rv = event.object.metadata?.resourceVersion;
+    if (rv) stream.resourceVersion = rv;
+    if (event.type === "BOOKMARK") return;
+    const obj = this.transformed(event.object);
+    const key = objectKey(obj);
+    const old = this.cache.get(key);
+    if (event.type === "DELETED") {
+      this.remove(key);
+      for (const h of this.handlers) h.onDelete?.(old ?? obj);
+      return;
+    }
+    this.store(key, obj);
+    if (old) for (const h of this.handlers) h.onUpdate?.(old, obj);
+    else for (const h of this.handlers) h.onAdd?.(obj);
+  }
+
+  private transformed(obj: T): T {
+    return this.opts.transform ? this.opts.transform(obj) : obj;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
