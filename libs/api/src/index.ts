@@ -1,5 +1,6 @@
 // @quarry/api: the shared vocabulary of Quarry's services (object shapes,
 // labels, reasons, schemas, CRDs and Tekton's request naming).
+export { readCapped } from "./capped-read.ts";
 export * from "./conditions.ts";
 export * from "./conversion.ts";
 export * from "./crd-types.ts";

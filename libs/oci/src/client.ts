@@ -20,6 +20,7 @@
 // anonymously, so public repositories still pull and private ones fail with
 // the registry's own 401, whose message says the credential was withheld.
 import { createHash } from "node:crypto";
+import { readCapped } from "@quarry/api";
 import { type Challenge, parseChallenges } from "./challenge.ts";
 import type { BasicCredential } from "./docker-config.ts";
 import { parseRetryAfter, RegistryError } from "./errors.ts";
@@ -156,7 +157,7 @@ export class RegistryClient implements OciRegistry {
         `${where(repo)}: manifest ${reference} is ${declared} bytes, over the ${this.maxManifestBytes}-byte limit`,
       );
     }
-    const { bytes, digest } = await readCapped(res, this.maxManifestBytes, () => {
+    const { bytes, digest } = await readHashed(res, this.maxManifestBytes, () => {
       return new RegistryError(
         "too-large",
         `${where(repo)}: manifest ${reference} is over the ${this.maxManifestBytes}-byte limit`,
@@ -192,7 +193,7 @@ export class RegistryClient implements OciRegistry {
     }
     const res = await this.send(repo, `blobs/${descriptor.digest}`, "GET", {}, opts, "blob");
     // Never read more than the descriptor promised: a registry that sends more is lying.
-    const { bytes, digest } = await readCapped(res, descriptor.size, () => {
+    const { bytes, digest } = await readHashed(res, descriptor.size, () => {
       return new RegistryError(
         "digest-mismatch",
         `${where(repo)}: blob ${descriptor.digest} sent more than its ${descriptor.size} bytes`,
@@ -482,29 +483,15 @@ export class RegistryClient implements OciRegistry {
 }
 
 /** Reads a body up to `cap` bytes while hashing it; `tooBig` builds the error when it runs over. */
-async function readCapped(
+async function readHashed(
   res: Response,
   cap: number,
   tooBig: () => RegistryError,
 ): Promise<{ bytes: Buffer; digest: string }> {
   const hash = createHash("sha256");
-  const chunks: Buffer[] = [];
-  let total = 0;
-  if (res.body) {
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > cap) {
-        await reader.cancel();
-        throw tooBig();
-      }
-      hash.update(value);
-      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-    }
-  }
-  return { bytes: Buffer.concat(chunks, total), digest: `sha256:${hash.digest("hex")}` };
+  const bytes = await readCapped(res.body, cap, (chunk) => hash.update(chunk));
+  if (!bytes) throw tooBig();
+  return { bytes, digest: `sha256:${hash.digest("hex")}` };
 }
 
 /** A retryable failure carrying the server's Retry-After, when it sent one. */

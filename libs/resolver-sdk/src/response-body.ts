@@ -1,6 +1,6 @@
 // A response body read with a cap: a source that answers more than a
 // resolution may hold is cut off at the cap, not buffered whole first.
-import { MAX_RESOLVED_DATA_BYTES } from "@quarry/api";
+import { MAX_RESOLVED_DATA_BYTES, readCapped } from "@quarry/api";
 import { ResolutionError } from "./errors.ts";
 
 /**
@@ -19,28 +19,9 @@ export async function readCappedBody(
     await res.body?.cancel();
     throw tooLarge();
   }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  if (res.body) {
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel();
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  const bytes = await readCapped(res.body, maxBytes);
+  if (!bytes) throw tooLarge();
+  return bytes;
 }
 
 /** 1 MiB, 64 KiB or 1000 bytes: the words the size checks' messages use. */
