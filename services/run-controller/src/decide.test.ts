@@ -450,6 +450,39 @@ const rows: Row[] = [
     },
   },
   {
+    name: "cancel of a run nobody initialised, grace not over at the initial-update timeout: cancelled, not ControllerNotFound",
+    given: { cancel: "" },
+    now: 30_000,
+    cancelSeenAt: 29_000,
+    want: ({ kind, cancelled }) => {
+      const message = `${kind} "x" was cancelled`;
+      return {
+        status: failedStatus(cancelled, message, 30_000),
+        enforcement: {
+          reason: cancelled,
+          message,
+          why: `cancel requested and no controller initialised the status of this ${kind} within 30s`,
+        },
+      };
+    },
+  },
+  {
+    name: "cancel of a run nobody initialised, never seen by this process: cancelled at the initial-update timeout",
+    given: { cancel: "" },
+    now: 30_000,
+    want: ({ kind, cancelled }) => {
+      const message = `${kind} "x" was cancelled`;
+      return {
+        status: failedStatus(cancelled, message, 30_000),
+        enforcement: {
+          reason: cancelled,
+          message,
+          why: `cancel requested and no controller initialised the status of this ${kind} within 30s`,
+        },
+      };
+    },
+  },
+  {
     name: "cancel of a run nobody initialised: cancelled once its grace is over (before ControllerNotFound)",
     given: { cancel: "" },
     now: 5_000,

@@ -120,6 +120,18 @@ function enforce(
   if (!initialised) {
     const created = eventTime(run.metadata.creationTimestamp) ?? world.now;
     if (!due(created + policy.initialUpdateTimeoutMs)) return undefined;
+    if (view.cancelRequested) {
+      // the user's cancel wins over a missing controller: a PipelineRun cancelled early reports Cancelled
+      const message = cancelMessage(run);
+      return {
+        change: markCancelled(run, world.now, message),
+        enforcement: {
+          reason: view.reasons.cancelled,
+          message,
+          why: `cancel requested and no controller initialised the status of this ${run.kind} within ${formatDuration(policy.initialUpdateTimeoutMs)}`,
+        },
+      };
+    }
     const message = `no controller initialised the status of this ${run.kind} within ${formatDuration(policy.initialUpdateTimeoutMs)}: nothing handles ${targetName(view)}`;
     return {
       change: markFailed(run, world.now, ReasonControllerNotFound, message),
