@@ -10,17 +10,17 @@
 // Why: the git benchmark's phases cost the apiserver more per request than
 // the floor with the same number of calls (docs/performance.md, "Git resolver").
 import { LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
-import type { ControlPlane } from "@quarry/devcluster/controlplane";
 import { newRequest, newScenario } from "@quarry/harness/scenario";
 import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import { onePhase, runBenchmark } from "./lib/benchmark.ts";
+import type { BenchControlPlane } from "./lib/controlplane.ts";
 import { FLOOR_DATA } from "./lib/floor.ts";
 import { taskYaml } from "./lib/git-repo.ts";
 import { gitSuccessStatus } from "./lib/git-status.ts";
-import { markdownTable } from "./lib/phase-report.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { log, sleep } from "./lib/run.ts";
 import { median, round } from "./lib/stats.ts";
+import { columns, valueReport } from "./lib/value-rows.ts";
 
 const GIT_URL = "http://127.0.0.1:40000/bench.git";
 const COMMIT = "97556f27a5e20ffec859354724f87cbbf82b5721";
@@ -51,14 +51,12 @@ interface Trial {
 
 /** `--requests` requests of one shape in a fresh namespace, `watchers` watches decoding every event. */
 async function trial(
-  cp: ControlPlane,
-  pids: { api: number; etcd: number },
+  plane: BenchControlPlane,
   shape: Shape,
   sizes: { n: number; concurrency: number; signal: AbortSignal },
 ): Promise<Trial> {
-  const { n: N, concurrency: CONCURRENCY } = sizes;
-  const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
-  const scn = await newScenario("bench-shape", { cp: info });
+  const { cp, pids } = plane;
+  const scn = await newScenario("bench-shape", { cp: plane.info });
   const ns = scn.namespace;
   const stop = new AbortController();
   const watches = Array.from({ length: shape.watchers }, async () => {
@@ -74,13 +72,16 @@ async function trial(
   });
   const resolver: KubeClient = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
   const lifecycle: KubeClient = RestKubeClient.fromEnvironment(cp.adminKubeconfig);
+  const cpu = (): [number, number] => [
+    cpuSeconds(pids["kube-apiserver"] ?? 0) ?? 0,
+    cpuSeconds(pids.etcd ?? 0) ?? 0,
+  ];
   await sleep(500);
-  const api0 = cpuSeconds(pids.api) ?? 0;
-  const etcd0 = cpuSeconds(pids.etcd) ?? 0;
+  const [api0, etcd0] = cpu();
   let next = 0;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < N && !sizes.signal.aborted) {
+    Array.from({ length: sizes.concurrency }, async () => {
+      while (next < sizes.n && !sizes.signal.aborted) {
         const name = `r-${next++}`;
         const labels = { [LABEL_RESOLVER_TYPE]: "git" };
         await resolver.create(resolutionRequests, newRequest(ns, name, labels, shape.params));
@@ -93,15 +94,14 @@ async function trial(
     }),
   );
   await sleep(500);
-  const apiserverMs = (((cpuSeconds(pids.api) ?? 0) - api0) * 1000) / N;
-  const etcdMs = (((cpuSeconds(pids.etcd) ?? 0) - etcd0) * 1000) / N;
+  const [api1, etcd1] = cpu();
   const obj = await resolver.get<ResolutionRequest>(resolutionRequests, ns, "r-0");
   stop.abort();
   await Promise.allSettled(watches);
   await scn.cleanup();
   return {
-    apiserverMs,
-    etcdMs,
+    apiserverMs: ((api1 - api0) * 1000) / sizes.n,
+    etcdMs: ((etcd1 - etcd0) * 1000) / sizes.n,
     objectBytes: JSON.stringify(obj).length,
     managedFieldsBytes: JSON.stringify((obj.metadata as { managedFields?: unknown[] }).managedFields ?? [])
       .length,
@@ -119,17 +119,14 @@ await runBenchmark({
     concurrency: { type: "int", default: 16, min: 1, help: "clients" },
     rounds: { type: "int", default: 3, min: 1, help: "rounds over every shape" },
   },
-  async setup(ctx) {
-    const plane = await ctx.controlPlane();
-    return { plane, pids: { api: plane.pids["kube-apiserver"] ?? 0, etcd: plane.pids.etcd ?? 0 } };
-  },
-  phases: (ctx, { plane, pids }) =>
+  setup: (ctx) => ctx.controlPlane(),
+  phases: (ctx, plane) =>
     onePhase("shapes", async () => {
       const sizes = { n: ctx.flags.requests, concurrency: ctx.flags.concurrency, signal: ctx.signal };
       const trials = new Map<string, Trial[]>(SHAPES.map((s) => [s.name, []]));
       for (let round = 1; round <= ctx.flags.rounds && !ctx.signal.aborted; round++) {
         for (const shape of SHAPES) {
-          const t = await trial(plane.cp, pids, shape, sizes);
+          const t = await trial(plane, shape, sizes);
           trials.get(shape.name)?.push(t);
           log(
             `round ${round}, ${shape.name}: apiserver ${r2(t.apiserverMs)} ms/request, etcd ${r2(t.etcdMs)}`,
@@ -162,24 +159,26 @@ await runBenchmark({
       shapes,
     };
   },
-  report: (r) =>
-    markdownTable(
+  report(r) {
+    const md = columns<(typeof r.shapes)[number]>(
       [
-        "shape",
-        "watchers",
-        "apiserver ms/request (median; rounds)",
-        "over the floor's",
-        "etcd ms/request",
-        "object bytes (managedFields)",
+        ["shape", (s) => s.name],
+        ["watchers", (s) => s.watchers],
+        [
+          "apiserver ms/request (median; rounds)",
+          ({ apiserverMsPerRequest: a }) => `${a.median} (${a.all.join(", ")})`,
+        ],
+        ["over the floor's", (s) => s.overFloorApiserverMs],
+        ["etcd ms/request", (s) => s.etcdMsPerRequest],
+        ["object bytes (managedFields)", (s) => `${s.objectBytes} (${s.managedFieldsBytes})`],
       ],
-      r.shapes.map((s) => [
-        s.name,
-        s.watchers,
-        `${s.apiserverMsPerRequest.median} (${s.apiserverMsPerRequest.all.join(", ")})`,
-        s.overFloorApiserverMs,
-        s.etcdMsPerRequest,
-        `${s.objectBytes} (${s.managedFieldsBytes})`,
-      ]),
-    ),
+      r.shapes,
+    );
+    return valueReport(
+      [["api-shape", `${r.requests} requests per shape and round, ${r.rounds} rounds`]],
+      md.header,
+      md.rows,
+    );
+  },
   ok: (r, ctx) => r.shapes.every((s) => s.apiserverMsPerRequest.all.length === ctx.flags.rounds),
 });

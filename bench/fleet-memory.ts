@@ -1,20 +1,10 @@
-// Benchmark: what the fleet costs in memory. Every service of the fleet (the
-// lifecycle controller, the cluster, git, bundle and pipe resolvers, the run
-// controller) runs as the real process it is in production, all against one
-// control plane, git server and registry; then:
-//
-//   rest   each service's VmRSS after --settle seconds idle (informers synced)
-//   burst  --requests mixed requests created at once by --concurrency clients,
-//          request i: cluster (i mod 3 = 0, one of --tasks Tasks), git (1, one of
-//          --files files at main, cache auto), bundle (2, one of --bundles tags);
-//          each service's peak RSS (VmHWM) over the burst
-//   after  each service's VmRSS --settle seconds after the burst
-//
-// The issue's targets: at most 100 MiB at rest and 160 MiB at the peak, per service.
-//
-// --as-image runs each service as its image does: its `pnpm deploy` tree, relinked and
-// type-stripped to .js (images/relink-workspace.ts, images/strip-types.ts), `node src/main.js`;
-// without it, `node services/<name>/src/main.ts` as tests do. Both with the charts' NODE_OPTIONS.
+// What the fleet costs in memory: every service as the process it is in production (--as-image:
+// its image's tree, `pnpm deploy`ed, relinked and type-stripped to .js as images/Dockerfile builds
+// it; else `node services/<name>/src/main.ts`; both with the charts' NODE_OPTIONS), on one control
+// plane, git server and registry. rest: each one's VmRSS after --settle s idle; peak: its VmHWM
+// over a burst of --requests mixed requests (request i: a cluster Task, a git file at main with
+// cache auto or a bundle tag, by i mod 3); after: its VmRSS --settle s later. The issue's targets:
+// at most 100 MiB at rest and 160 MiB at the peak, per service.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,12 +15,11 @@ import { ociTools, startRegistry, tknBundlePush } from "@quarry/devcluster/regis
 import { taskYaml } from "@quarry/harness/bundle-scenario";
 import { newRequest, newScenario, setConfig } from "@quarry/harness/scenario";
 import { deployServiceTree } from "@quarry/image-builder/build-layout";
-import type { KubeClient } from "@quarry/kube";
 import { onePhase, runBenchmark } from "./lib/benchmark.ts";
 import { markdownTable } from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { controlPlaneVersions, machineInfo } from "./lib/report.ts";
-import { createWithRetry, runBatch, type Sample, trackRequests } from "./lib/requests.ts";
+import { createWithRetry, runBatch, trackRequests } from "./lib/requests.ts";
 import { log, sleep } from "./lib/run.ts";
 import { MiB } from "./lib/service-stats.ts";
 import { round, summarize } from "./lib/stats.ts";
@@ -81,8 +70,12 @@ await runBenchmark({
     const reg = await startRegistry();
     ctx.defer(() => reg.dispose());
     log(`pushing ${f.bundles} bundles`);
+    const bundle = (i: number) => ({
+      ref: reg.ref(`fleet/task:b-${i % f.bundles}`),
+      name: `b-${i % f.bundles}`,
+    });
     for (let b = 0; b < f.bundles; b++)
-      await tknBundlePush(reg.ref(`fleet/task:b-${b}`), [taskYaml(`b-${b}`, "echo")]);
+      await tknBundlePush(bundle(b).ref, [taskYaml(bundle(b).name, "echo")]);
     const git = await startGitServer();
     ctx.defer(() => git.stop());
     const workload = await buildGitWorkload(git, { files: f.files, bulkMb: 0 });
@@ -94,19 +87,29 @@ await runBenchmark({
     const workDir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
     ctx.defer(() => rmSync(workDir, { recursive: true, force: true }));
     for (const name of FLEET) {
-      // each service's tree as its image holds it (images/Dockerfile's build steps)
-      let entry: string | undefined;
-      if (f["as-image"]) {
+      const entry = f["as-image"] ? join(workDir, name, "src", "main.js") : undefined;
+      if (entry) {
         log(`pnpm deploy ${name}, relinked and type-stripped`);
         await deployServiceTree(name, join(workDir, name));
-        entry = join(workDir, name, "src", "main.js");
       }
       await ctx.services.start(scn, name, {}, { entry });
     }
-    return { versions, reg, workload, admin, scn };
+    const ns = scn.namespace;
+    const requests = [
+      (name: string, i: number) => clusterRequest(ns, name, i, f.tasks),
+      (name: string, i: number) => gitRequest(workload, ns, name, i, { cache: "auto" }),
+      (name: string, i: number) =>
+        newRequest(
+          ns,
+          name,
+          { [LABEL_RESOLVER_TYPE]: "bundles" },
+          { bundle: bundle(i).ref, name: bundle(i).name, kind: "task" },
+        ),
+    ];
+    return { versions, admin, ns, requests };
   },
 
-  phases: (ctx, { reg, workload, admin, scn }) =>
+  phases: (ctx, { admin, ns, requests }) =>
     onePhase("burst", async () => {
       const f = ctx.flags;
       const rss = (field: "VmRSS" | "VmHWM") =>
@@ -114,39 +117,23 @@ await runBenchmark({
       log(`idle ${f.settle} s`);
       await sleep(f.settle * 1000);
       const rest = rss("VmRSS");
-      const watch = trackRequests(ctx.signal, admin, scn.namespace);
-      const { tracker } = watch;
+      const watch = trackRequests(ctx.signal, admin, ns);
       await watch.ready;
-      const clientStats = { retries: 0 };
-      const send = async (client: KubeClient, name: string, i: number, s: Sample) => {
-        const b = i % f.bundles;
-        const rr = [
-          () => clusterRequest(scn.namespace, name, i, f.tasks),
-          () => gitRequest(workload, scn.namespace, name, i, { cache: "auto" }),
-          () =>
-            newRequest(
-              scn.namespace,
-              name,
-              { [LABEL_RESOLVER_TYPE]: "bundles" },
-              { bundle: reg.ref(`fleet/task:b-${b}`), name: `b-${b}`, kind: "task" },
-            ),
-        ][i % 3]!();
-        await createWithRetry(client, rr, clientStats, ctx.signal);
-        s.created = performance.now();
-      };
       log(`burst of ${f.requests} requests`);
-      const clients = Array.from({ length: f.concurrency }, () => admin);
       const batch = await runBatch({
-        clients,
+        clients: Array.from({ length: f.concurrency }, () => admin),
         prefix: "burst",
         n: f.requests,
-        tracker,
+        tracker: watch.tracker,
         signal: ctx.signal,
-        send,
+        send: async (client, name, i, s) => {
+          await createWithRetry(client, requests[i % 3]!(name, i), { retries: 0 }, ctx.signal);
+          s.created = performance.now();
+        },
       });
       const peak = rss("VmHWM");
       await watch.stop();
-      const failed = batch.samples.filter((s) => s.failed !== undefined);
+      const failed = batch.samples.flatMap((s) => (s.failed === undefined ? [] : [s.failed]));
       const seconds = round((batch.end - batch.start) / 1000, 1);
       log(`burst done in ${seconds} s, ${failed.length} failed; idle ${f.settle} s`);
       await sleep(f.settle * 1000);
@@ -156,16 +143,12 @@ await runBenchmark({
 
   result: (ctx, { versions }, [m]) => {
     if (!m) throw new Error("the burst did not run");
-    const { rest, peak, after, latency, seconds } = m;
+    const { failed, ...figures } = m;
     return {
       machine: machineInfo(versions),
       requests: ctx.flags.requests,
-      seconds,
-      failed: m.failed.length,
-      latency,
-      rest,
-      peak,
-      after,
+      ...figures,
+      failed: failed.length,
     };
   },
 
@@ -177,9 +160,9 @@ await runBenchmark({
       );
     const rows = Object.keys(r.rest).map((name) => [name, r.rest[name], r.peak[name], r.after[name]]);
     rows.push(["fleet (sum)", total(r.rest), total(r.peak), total(r.after)]);
-    const first = m?.failed[0]?.failed;
+    const first = m?.failed[0] ? ` (first: ${m.failed[0]})` : "";
     return [
-      `burst: ${r.requests} requests (cluster/git/bundle), ${ctx.flags.concurrency} clients: ${r.seconds} s, p50 ${round(r.latency.p50, 0)} ms, p99 ${round(r.latency.p99, 0)} ms, ${r.failed} failed${first ? ` (first: ${first})` : ""}`,
+      `burst: ${r.requests} requests (cluster/git/bundle), ${ctx.flags.concurrency} clients: ${r.seconds} s, p50 ${round(r.latency.p50, 0)} ms, p99 ${round(r.latency.p99, 0)} ms, ${r.failed} failed${first}`,
       "",
       markdownTable(["service", "rest MiB", "peak MiB", "after MiB"], rows),
     ].join("\n");

@@ -16,7 +16,6 @@ import { type KubeClient, parseDuration } from "@quarry/kube";
 import { loadFlags, onePhase, runBenchmark } from "./lib/benchmark.ts";
 import { floorSend } from "./lib/floor.ts";
 import { runPhase } from "./lib/phase.ts";
-import { cpuRow, serviceRow } from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
 import { promSum } from "./lib/prom.ts";
 import { controllerConcurrency, controlPlaneVersions, machineInfo, machineRows } from "./lib/report.ts";
@@ -24,7 +23,8 @@ import { SAMPLES_CSV_HEADER, samplesCsv } from "./lib/requests.ts";
 import { RssSeries } from "./lib/rss-series.ts";
 import { log, sleep } from "./lib/run.ts";
 import { MiB } from "./lib/service-stats.ts";
-import { calls, ms, type Row, round, table } from "./lib/stats.ts";
+import { round } from "./lib/stats.ts";
+import { flagParams, valueReport } from "./lib/value-rows.ts";
 
 /** fractions of the measured requests sent at which the controller's RSS and the namespace are read */
 const CHECKPOINTS = [0.1, 0.25, 0.5, 0.75, 1];
@@ -81,48 +81,46 @@ await runBenchmark({
     onePhase("floor", async () => {
       const { requests: n, rate } = ctx.flags;
       const ttlMs = ctx.flags.ttl === "0" ? 0 : parseDuration(ctx.flags.ttl);
-      const countLeft = () => requestsIn(plane.admin, scn.namespace);
-      const heapUsed = async () => {
-        const r = await lc.svc.ops("/metrics");
-        return r.status === 200 ? promSum(r.body, "nodejs_heap_size_used_bytes") : Number.NaN;
-      };
+      const checkpoint = (label: string) =>
+        series.checkpoint(
+          label,
+          () => requestsIn(plane.admin, scn.namespace),
+          async () => {
+            const r = await lc.svc.ops("/metrics");
+            return r.status === 200 ? promSum(r.body, "nodejs_heap_size_used_bytes") : Number.NaN;
+          },
+        );
       const checkpointAt = new Map(CHECKPOINTS.map((f) => [Math.max(1, Math.ceil(f * n)), f]));
       const taken: Promise<unknown>[] = [];
+      const left = async () => (await plane.admin.list(resolutionRequests, scn.namespace)).items.length;
       const phase = await runPhase({
+        ...ctx.flags,
         name: "floor",
         cp: plane.cp,
         namespace: scn.namespace,
         services: [lc.svc],
         pids: plane.pids,
-        concurrency: ctx.flags.concurrency,
-        warmup: ctx.flags.warmup,
-        requests: n,
         signal: ctx.signal,
         send: floorSend(scn.namespace, clientStats, ctx.signal),
-        closedLoop: false,
         pacing: rate > 0 ? { rate, maxInFlight: ctx.flags["max-in-flight"] } : undefined,
         onSent: (sent) => {
           const f = checkpointAt.get(sent);
-          if (f !== undefined)
-            taken.push(series.checkpoint(`${round(f * 100, 0)} % sent`, countLeft, heapUsed));
+          if (f !== undefined) taken.push(checkpoint(`${round(f * 100, 0)} % sent`));
         },
       });
       await Promise.all(taken);
-      await series.checkpoint("all Succeeded", countLeft, heapUsed);
+      await checkpoint("all Succeeded");
       const rssAtEndMiB = MiB(vmKiB(lc.svc.pid, "VmRSS"));
-      const requestsLeftAtEnd = (await plane.admin.list(resolutionRequests, scn.namespace)).items.length;
+      const requestsLeftAtEnd = await left();
       // with a ttl: wait it out again (plus the controller's pass), then see what is left
       let afterTtl: { rssMiB: number; requestsLeft: number; afterSeconds: number } | undefined;
       if (ttlMs > 0) {
         const waitMs = ttlMs + 5_000;
         log(`waiting ${waitMs / 1000} s for completed requests past their ttl to go`);
         await sleep(waitMs);
-        afterTtl = {
-          rssMiB: MiB(vmKiB(lc.svc.pid, "VmRSS")),
-          requestsLeft: (await plane.admin.list(resolutionRequests, scn.namespace)).items.length,
-          afterSeconds: round(waitMs / 1000, 1),
-        };
-        await series.checkpoint("ttl + 5 s later", countLeft, heapUsed);
+        const rssMiB = MiB(vmKiB(lc.svc.pid, "VmRSS"));
+        afterTtl = { rssMiB, requestsLeft: await left(), afterSeconds: round(waitMs / 1000, 1) };
+        await checkpoint("ttl + 5 s later");
       }
       series.stop();
       return { phase, rssAtEndMiB, requestsLeftAtEnd, afterTtl, controller: await lc.stats.final() };
@@ -131,21 +129,19 @@ await runBenchmark({
   result(ctx, { versions, series, clientStats }, [m]) {
     if (!m) throw new Error("the floor did not run");
     const { phase: p } = m;
-    const { requests: n, rate } = ctx.flags;
+    const { rate } = ctx.flags;
     const sentAt = (pct: number) =>
       series.checkpoints.find((c) => c.label === `${pct} % sent`)?.t ?? Number.NaN;
+    // RSS growth while the second half of the requests was sent: ~0 when flat at this rate
+    const secondHalf = series.slopeKiBPerSecond(sentAt(50), sentAt(100));
     const lines = p.services["lifecycle-controller"]?.logLines ?? {};
     const b = p.breakdown;
     return {
       benchmark: "lifecycle-floor",
       date: new Date().toISOString(),
       params: {
-        requests: n,
-        concurrency: ctx.flags.concurrency,
+        ...flagParams(ctx.flags, { "log-level": "controllerLogLevel" }),
         rate: rate > 0 ? rate : undefined,
-        maxInFlight: ctx.flags["max-in-flight"],
-        warmup: ctx.flags.warmup,
-        controllerLogLevel: ctx.flags["log-level"],
         controllerConcurrency: controllerConcurrency(),
       },
       completed: p.completed,
@@ -171,10 +167,8 @@ await runBenchmark({
         rssSeries: {
           intervalSeconds: 1,
           checkpoints: series.checkpoints,
-          // RSS growth while the second half of the requests was sent: ~0 when flat at this rate
-          slopeSecondHalfKiBPerSecond: series.slopeKiBPerSecond(sentAt(50), sentAt(100)),
-          slopeSecondHalfKiBPerRequest:
-            rate > 0 ? round(series.slopeKiBPerSecond(sentAt(50), sentAt(100)) / rate, 2) : undefined,
+          slopeSecondHalfKiBPerSecond: secondHalf,
+          slopeSecondHalfKiBPerRequest: rate > 0 ? round(secondHalf / rate, 2) : undefined,
           // the same over the last quarter: V8 grows its heap in steps, so a half can hold one step and still end flat
           slopeLastQuarterKiBPerSecond: series.slopeKiBPerSecond(sentAt(75), sentAt(100)),
           points: series.points,
@@ -199,57 +193,26 @@ await runBenchmark({
     };
   },
 
-  report(r, ctx, _s, [m]) {
-    const { requests: n, rate, concurrency } = ctx.flags;
-    const c = r.controller;
-    const s = c.rssSeries;
-    const paced = r.paced;
-    const rows: Row[] = [
-      ["completed", `${r.completed}/${n} (failed ${r.failed}, incomplete ${r.incomplete})`],
-      ["latency ms", ms(r.latencyMs)],
-      ["  create", ms(r.breakdown.createMs)],
-      ["  status.data write", ms(r.breakdown.statusWriteMs)],
-      ["  data written → True", ms(r.breakdown.dataWrittenToSucceededMs)],
-      ["  InProgress seen", `${ms(r.breakdown.inProgressSeenMs)}; never seen ${r.notSeenInProgress}`],
-      ["wall time", `${r.wallSeconds} s`],
-      ["throughput", `${r.throughputPerSecond} requests/s`],
-      ...(paced
-        ? [
-            [
-              "open loop",
-              `${rate}/s: all sent in ${paced.sentSeconds} s (${round(n / paced.sentSeconds, 1)}/s), at most ${paced.maxInFlight} in flight (held back ${paced.heldBackSeconds} s at ${ctx.flags["max-in-flight"]}), latest send ${paced.maxLagMs} ms behind`,
-            ] as Row,
-          ]
-        : []),
+  report(r, ctx) {
+    const { requests: n, rate, concurrency, warmup } = ctx.flags;
+    const { benchmark, date, params, machine, controller: c, ...figures } = r;
+    const { points, checkpoints, ...slopes } = c.rssSeries;
+    const l = r.latencyMs;
+    return valueReport(
       [
-        "controller RSS over the run",
-        s.checkpoints
-          .map(
-            (k) =>
-              `${k.label} (${k.t} s): ${k.rssMiB} MiB (heap used ${k.heapUsedMiB ?? "?"}), ${k.count ?? "?"} requests`,
-          )
-          .join("; "),
+        [
+          "lifecycle-controller API floor",
+          `${n} requests, ${rate > 0 ? `${rate}/s open loop over ` : ""}${concurrency} clients (warm-up ${warmup})`,
+        ],
+        ...Object.entries(figures),
+        ["controller", { ...c, rssSeries: undefined }],
+        ["controller RSS over the run", checkpoints],
+        ["  RSS slopes", slopes],
+        ...machineRows(machine),
       ],
-      [
-        "  RSS slope, 50→100 % sent",
-        `${s.slopeSecondHalfKiBPerSecond} KiB/s${s.slopeSecondHalfKiBPerRequest !== undefined ? ` (${s.slopeSecondHalfKiBPerRequest} KiB per request sent)` : ""}; 75→100 %: ${s.slopeLastQuarterKiBPerSecond} KiB/s`,
-      ],
-      serviceRow("controller", c, c.cpuSecondsMeasured),
-      [
-        "requests kept",
-        `ttl ${c.completedRequestTtl}: ${c.requestsLeftAtEnd} left at the end (RSS ${c.rssAtEndMiB} MiB)${c.afterTtl ? `; ${c.afterTtl.requestsLeft} left ${c.afterTtl.afterSeconds} s later (RSS ${c.afterTtl.rssMiB} MiB)` : ""}`,
-      ],
-      [
-        "controller writes",
-        `${c.statusWrites} status writes (${round(c.statusWrites / n, 2)}/request), ${c.reconcileRetries} reconcile retries`,
-      ],
-      ...(m ? [cpuRow(m.phase, "other CPU (measured)")] : []),
-      ["RR API calls (all)", calls(r.apiCalls)],
-      ["client", `${r.client.retries} retries, ${r.client.watchRestarts} watch restarts`],
-      ...machineRows(r.machine),
-    ];
-    const head = `lifecycle-controller API floor: ${n} requests, ${rate > 0 ? `${rate}/s open loop over ` : ""}${concurrency} clients (warm-up ${ctx.flags.warmup})`;
-    return `${head}\n${table(rows)}`;
+      `run | p50 ms | p90 ms | p99 ms | max ms | wall s | req/s | peak RSS (VmHWM) MiB | controller CPU s (total / measured) | 409s per ${n}`,
+      `${n} requests | ${l.p50} | ${l.p90} | ${l.p99} | ${l.max} | ${r.wallSeconds} | ${r.throughputPerSecond} | ${c.peakRssMiB} | ${c.cpuSeconds} / ${c.cpuSecondsMeasured} | ${r.apiCalls["PATCH/status 409"] ?? 0}`,
+    );
   },
 
   ok: (r, ctx) => r.completed === ctx.flags.requests,

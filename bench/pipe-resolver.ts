@@ -1,13 +1,6 @@
-// Benchmark: pipe requests on a real node. A private control plane (with an
-// audit log, to tell whose API calls a pipe costs), the real node of the e2e
-// harness (containerd, kubelet, kube-controller-manager, kube-scheduler), the
-// real lifecycle-controller and pipe-resolver processes under their shipped
-// RBAC (with the namespace's pipe opt-in) and default configs, and
-// --concurrency clients creating --requests pipe requests of one Pipe whose
-// init container sleeps --sleep seconds and writes, by its own clock, when it
-// started and ended. Latency = Succeeded=True seen − just before the create;
-// the resolver's share = latency − the init container's own run; the split
-// between them comes from the request and pod watches.
+// Benchmark: pipe requests on the real node of the e2e harness, under the real lifecycle-controller and
+// pipe-resolver. The init container times its own workload, so the resolver's share is the latency
+// minus that run; the request and pod watches split it (docs/performance.md, "Pipe resolver").
 import { performance } from "node:perf_hooks";
 import { pipeStrategies, pipes } from "@quarry/api";
 import { startNode } from "@quarry/devcluster/node";
@@ -23,32 +16,26 @@ import {
 } from "@quarry/harness/pipe-scenario";
 import { maxOverlap, PodTimelines } from "@quarry/harness/pod-timeline";
 import { newRequest, newScenario, setConfig, setLifecycleConfig } from "@quarry/harness/scenario";
-import { type ConfigMapObject, configMaps, type KubeClient, RestKubeClient } from "@quarry/kube";
+import { type ConfigMapObject, configMaps, RestKubeClient } from "@quarry/kube";
 import { NAMESPACE_ROLE } from "@quarry/pipe-resolver/resolver";
 import { callsByClient, clientOf, readAudit } from "./lib/audit.ts";
 import { loadFlags, onePhase, runBenchmark } from "./lib/benchmark.ts";
 import { CpuWindow } from "./lib/cpu.ts";
-import { runPhase } from "./lib/phase.ts";
-import { pipeReport } from "./lib/pipe-report.ts";
+import { outcome, runPhase } from "./lib/phase.ts";
 import { initRun, type PipeSample, pipeSpans, uptimeClock } from "./lib/pipe-spans.ts";
 import { childPids } from "./lib/proc.ts";
 import { ProcessGroupCpu } from "./lib/proc-group.ts";
-import { controlPlaneVersions, machineInfo } from "./lib/report.ts";
-import {
-  createWithRetry,
-  SAMPLES_CSV_HEADER,
-  type Sample,
-  samplesCsv,
-  startWatch,
-  watchObjects,
-} from "./lib/requests.ts";
+import { controlPlaneVersions, machineInfo, machineRows } from "./lib/report.ts";
+import { createWithRetry, SAMPLES_CSV_HEADER, samplesCsv, startWatch, watchObjects } from "./lib/requests.ts";
 import { meanQueueWaitMs, stepView } from "./lib/resolver-view.ts";
 import { log, sleep } from "./lib/run.ts";
 import { logWarnings } from "./lib/service-stats.ts";
 import { round } from "./lib/stats.ts";
+import { flagParams, valueReport } from "./lib/value-rows.ts";
 
 const PIPE = "load";
 const FILE = "t";
+type ConfigMapOut = ConfigMapObject & { binaryData?: Record<string, string> };
 
 /** The node's processes, for their CPU (the containers below containerd's shims count as foreign). */
 function nodePids(): Record<string, number | undefined> {
@@ -62,17 +49,6 @@ function nodePids(): Record<string, number | undefined> {
   };
 }
 
-/**
- * Cores busy outside this run's processes over `ms`, while it idles (after `settleMs`: a new
- * namespace keeps kube-controller-manager busy for a moment): other work on the machine, if large.
- */
-async function backgroundCores(pids: Record<string, number | undefined>, settleMs: number, ms: number) {
-  await sleep(settleMs);
-  const window = new CpuWindow(pids);
-  await sleep(ms);
-  return round(window.end().foreign / (ms / 1000), 2);
-}
-
 await runBenchmark({
   name: "pipe-resolver",
   about: "Pipe requests on the real node: the init container's own run against the resolver's share.",
@@ -80,13 +56,7 @@ await runBenchmark({
   flags: {
     ...loadFlags(50, "measured pipe requests"),
     warmup: { type: "int", default: 3, min: 0, help: "pipes created and discarded first" },
-    sleep: {
-      type: "number",
-      default: 2,
-      min: 0,
-      arg: "S",
-      help: "the init container's workload, in seconds",
-    },
+    sleep: { type: "number", default: 2, min: 0, arg: "S", help: "the init container's workload, seconds" },
     "pending-timeout": { type: "string", default: "5m", arg: "D", help: "the resolver's pending-timeout" },
     "closed-loop": {
       type: "boolean",
@@ -147,34 +117,20 @@ await runBenchmark({
       ctx.defer(() => shims.stop());
       // every pipe pod, warm-up and measured, from before the first request
       const timelines = new PodTimelines();
-      const podWatch = startWatch(ctx.signal, (stop, listed) =>
-        watchObjects<Pod>(
-          RestKubeClient.fromEnvironment(bench.cp.adminKubeconfig),
-          pods,
-          ns,
-          (type, pod, at) => timelines.observe(type, pod, at),
-          stop,
-          { restarts: 0 },
-          { onListed: listed, what: "pod watch" },
-        ),
+      const observe = (type: string, pod: Pod, at: number) => timelines.observe(type, pod, at);
+      const admin = RestKubeClient.fromEnvironment(bench.cp.adminKubeconfig);
+      const podWatch = startWatch(ctx.signal, (stop, onListed) =>
+        watchObjects<Pod>(admin, pods, ns, observe, stop, { restarts: 0 }, { onListed, what: "pod watch" }),
       );
       await podWatch.ready;
-      const background = await backgroundCores(
-        { ...pids, lc: lc.svc.pid, resolver: resolver.svc.pid },
-        5000,
-        5000,
-      );
+      // other work on the machine: cores busy outside this run's processes while it idles, after a
+      // pause (a new namespace keeps kube-controller-manager busy for a moment)
+      await sleep(5000);
+      const idle = new CpuWindow({ ...pids, lc: lc.svc.pid, resolver: resolver.svc.pid });
+      await sleep(5000);
+      const background = round(idle.end().foreign / 5, 2);
       log(`other work keeps ${background} cores busy while this run idles`);
       const clientStats = { retries: 0 };
-      const send = async (client: KubeClient, name: string, _i: number, s: Sample) => {
-        await createWithRetry(
-          client,
-          newRequest(ns, name, PIPE_LABELS, { pipe: PIPE }),
-          clientStats,
-          ctx.signal,
-        );
-        s.created = performance.now();
-      };
       const phase = await runPhase({
         name: "pipe",
         cp: bench.cp,
@@ -185,7 +141,15 @@ await runBenchmark({
         warmup: f.warmup,
         requests: f.requests,
         signal: ctx.signal,
-        send,
+        send: async (client, name, _i, s) => {
+          await createWithRetry(
+            client,
+            newRequest(ns, name, PIPE_LABELS, { pipe: PIPE }),
+            clientStats,
+            ctx.signal,
+          );
+          s.created = performance.now();
+        },
         closedLoop: f["closed-loop"],
         resources: ["resolutionrequests", "pods", "configmaps", "secrets", "events"],
         settleMs: f.settle * 1000,
@@ -198,19 +162,15 @@ await runBenchmark({
         "lifecycle-controller": await lc.stats.final(),
         "pipe-resolver": await resolver.stats.final(),
       };
+      // each init container's readings, from the ConfigMap its pipe wrote
       const clock = uptimeClock();
+      const podOf = new Map(timelines.list().map((p) => [p.request, p]));
       const samples: PipeSample[] = [];
-      const byRequest = new Map(timelines.list().map((p) => [p.request, p]));
       for (const s of phase.batch.samples) {
-        const out = await bench.admin
-          .get<ConfigMapObject & { binaryData?: Record<string, string> }>(
-            configMaps,
-            ns,
-            `${s.name}-${PIPE}-${FILE}`,
-          )
-          .catch(() => undefined);
+        const name = `${s.name}-${PIPE}-${FILE}`;
+        const out = await bench.admin.get<ConfigMapOut>(configMaps, ns, name).catch(() => undefined);
         const text = Buffer.from(out?.binaryData?.[FILE] ?? "", "base64").toString();
-        samples.push({ request: s, pod: byRequest.get(s.name), init: initRun(text, clock) });
+        samples.push({ request: s, pod: podOf.get(s.name), init: initRun(text, clock) });
       }
       return { phase, windowEnd, shimSeconds, controllers, samples, background, clientStats };
     }),
@@ -226,40 +186,30 @@ await runBenchmark({
       "quarry-admin": "bench (creates, watches)",
     };
     const calls = readAudit(bench.cp.auditLog!, performance.timeOrigin + phase.batch.start, m.windowEnd);
+    const step = (outcome: string) => stepView(phase, "pipe-resolver", "pipe", outcome, f.requests);
     return {
       benchmark: "pipe-resolver",
       date: new Date().toISOString(),
       params: {
-        requests: f.requests,
-        concurrency: f.concurrency,
-        warmup: f.warmup,
-        closedLoop: f["closed-loop"],
-        sleepSeconds: f.sleep,
-        pendingTimeout: f["pending-timeout"],
-        settleSeconds: f.settle,
-        logLevel: f["log-level"],
+        ...flagParams(f, { sleep: "sleepSeconds", settle: "settleSeconds" }),
         resolverWorkers: process.env.QUARRY_CONCURRENCY ?? "8 (default)",
       },
-      completed: phase.completed,
-      failed: phase.failed,
-      incomplete: phase.incomplete,
-      failures: phase.failures,
+      ...outcome(phase.batch, f.requests),
       spans: pipeSpans(samples),
       podsSeen: measuredPods.length,
       podsAtOnce: maxOverlap(measuredPods.map((p) => [p.added, p.deleted])),
       initRunningAtOnce: maxOverlap(samples.map((p) => [p.init?.start, p.init?.end])),
       // the resolver's own view: pending steps wait on the pod, the final one copies and stores
       resolverSteps: {
-        pending: stepView(phase, "pipe-resolver", "pipe", "pending", f.requests),
-        succeeded: stepView(phase, "pipe-resolver", "pipe", "succeeded", f.requests),
+        pending: step("pending"),
+        succeeded: step("succeeded"),
         meanQueueWaitMs: meanQueueWaitMs(phase, "pipe-resolver", "pipe-resolver"),
       },
-      wallSeconds: phase.wallSeconds,
-      throughputPerSecond: phase.throughputPerSecond,
       apiCallsByClient: callsByClient(calls, (u) => clientOf(u, quarry)),
       apiCalls: phase.apiCalls,
       cpuSecondsMeasured: phase.cpu,
       backgroundCoresBefore: m.background,
+      // containerd's shims with the runc calls and containers they reaped (a lower bound)
       shimCpuSeconds: m.shimSeconds,
       controllers: m.controllers,
       warnings: { "lifecycle-controller": logWarnings(lc.svc), "pipe-resolver": logWarnings(resolver.svc) },
@@ -270,7 +220,44 @@ await runBenchmark({
     };
   },
 
-  report: (r) => pipeReport(r),
+  report(r, ctx) {
+    const f = ctx.flags;
+    const { spans: s, params, machine, node, apiCallsByClient, ...pipes } = r;
+    const n = f.requests;
+    const total = (c: Record<string, number> = {}) => Object.values(c).reduce((a, b) => a + b, 0);
+    const perPipe = (c?: Record<string, number>) => round(total(c) / n, 1);
+    const clients = Object.entries(apiCallsByClient).sort(([, a], [, b]) => total(b) - total(a));
+    const all = round(clients.reduce((a, [, c]) => a + total(c), 0) / n, 1);
+    const byClient = clients.map(([client, c]) => [
+      `${client}: ${perPipe(c)}`,
+      Object.fromEntries(Object.entries(c).map(([k, v]) => [k, round(v / n, 2)])),
+    ]);
+    const busy = r.backgroundCoresBefore;
+    const loop = f["closed-loop"] ? " (closed loop)" : "";
+    const [lat, share] = [s.latencyMs!, s.resolverShareMs!];
+    const p50 = (k: string) => s[k]?.p50;
+    const by = (client: string) => perPipe(apiCallsByClient[client]);
+    return valueReport(
+      [
+        [
+          "pipe resolver",
+          `${n} pipes, ${f.concurrency} clients${loop} (warm-up ${f.warmup}); init container sleeps ${f.sleep} s; resolver workers ${params.resolverWorkers}`,
+        ],
+        ["  spans ms", s],
+        ["pipes", { ...pipes, benchmark: undefined, date: undefined }],
+        ["  API calls per pipe (audit), by client", { all, ...Object.fromEntries(byClient) }],
+        ["  shim CPU s per pipe (a lower bound)", round(r.shimCpuSeconds / n, 2)],
+        [
+          "  cores busy outside this run before it",
+          busy > 0.3 ? `${busy}: other work, rerun when quieter` : busy,
+        ],
+        ...machineRows(machine, `; node started in ${node.startSeconds} s`),
+      ],
+      "pipes | sleep s | p50 | p99 | resolver's share p50 / p99 | create → pod seen | pod seen → init started | init ended → ready seen | ready seen → data seen | pipes/s | API calls per pipe: resolver / kubelet / all | runtime CPU s | machine CPU s | pods at once | busy cores before",
+      `${n} | ${f.sleep} | ${lat.p50} | ${lat.p99} | ${share.p50} / ${share.p99} | ${p50("createToPodSeenMs")} | ${p50("podSeenToInitStartMs")} | ${p50("initEndToReadySeenMs")} | ${p50("readySeenToDataSeenMs")} | ${r.throughputPerSecond} | ${by("pipe-resolver")} / ${by("kubelet")} / ${all} | ${r.shimCpuSeconds} | ${r.cpuSecondsMeasured.machine} | ${r.podsAtOnce} | ${busy}`,
+    );
+  },
+
   ok: (r, ctx) => r.completed === ctx.flags.requests,
   samples: (_s, [m]) => SAMPLES_CSV_HEADER + (m ? samplesCsv(m.phase.batch, "pipe") : ""),
 });

@@ -3,6 +3,7 @@
 // ones were refused (e.g. 409 conflicts).
 import { readFileSync } from "node:fs";
 import { request } from "node:https";
+import { promSamples } from "./prom.ts";
 
 export interface ApiserverAccess {
   server: string;
@@ -32,12 +33,6 @@ function get(url: string, ca: Buffer, token: string): Promise<string> {
   });
 }
 
-function labelsOf(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of text.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) out[m[1]!] = m[2]!;
-  return out;
-}
-
 /**
  * apiserver_request_total for one resource, keyed "VERB[/subresource] code"
  * (e.g. "PATCH/status 409"). Watches count when they start, not per event.
@@ -45,13 +40,9 @@ function labelsOf(text: string): Record<string, string> {
 export async function requestCounts(access: ApiserverAccess, resource: string): Promise<Map<string, number>> {
   const text = await get(`${access.server}/metrics`, readFileSync(access.caFile), access.adminToken);
   const counts = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const close = line.lastIndexOf("}");
-    const labels = labelsOf(line.slice("apiserver_request_total{".length, close));
-    if (labels.resource !== resource) continue;
+  for (const { labels, value } of promSamples(text, "apiserver_request_total", { resource })) {
     const key = `${labels.verb}${labels.subresource ? `/${labels.subresource}` : ""} ${labels.code}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(close + 1).trim()));
+    counts.set(key, (counts.get(key) ?? 0) + value);
   }
   return counts;
 }

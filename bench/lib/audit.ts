@@ -1,8 +1,6 @@
-// Whose API calls a run cost, from kube-apiserver's audit log (a control plane
-// started with `auditLog`: one JSON line per finished request, level
-// Metadata). apiserver_request_total counts every client together; the audit
-// log names the user, so the resolver's calls, the kubelet's and the
-// lifecycle controller's are told apart.
+// Whose API calls a run cost, from kube-apiserver's audit log (a control plane started with
+// `auditLog`: one JSON line per finished request, level Metadata): unlike apiserver_request_total,
+// it names the user.
 import { readFileSync } from "node:fs";
 
 export interface AuditCall {

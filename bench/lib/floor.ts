@@ -9,7 +9,7 @@ import { repoRoot } from "@quarry/devcluster/paths";
 import { newRequest, newScenario } from "@quarry/harness/scenario";
 import { errorMessage, type KubeClient } from "@quarry/kube";
 import type { BenchControlPlane } from "./controlplane.ts";
-import { type PhaseOptions, type PhaseResult, runPhase } from "./phase.ts";
+import { type PhaseResult, runPhase } from "./phase.ts";
 import { createWithRetry, type Sample, withRetry } from "./requests.ts";
 import { log } from "./run.ts";
 import { type BenchServices, type ServiceFigures, stopService } from "./service-stats.ts";
@@ -25,14 +25,12 @@ export const FLOOR_DATA = Buffer.from(
  */
 export type FloorShape = (i: number) => { params?: Record<string, string>; status: Record<string, unknown> };
 
-const DEFAULT_FLOOR_SHAPE: FloorShape = () => ({ status: { data: FLOOR_DATA } });
-
 /** The floor's per-request client: create (labelled git, no resolver runs), then write the status. */
 export function floorSend(
   namespace: string,
   stats: { retries: number },
   signal: AbortSignal,
-  shape: FloorShape = DEFAULT_FLOOR_SHAPE,
+  shape: FloorShape = () => ({ status: { data: FLOOR_DATA } }),
 ) {
   return async (client: KubeClient, name: string, i: number, s: Sample): Promise<void> => {
     const { params, status } = shape(i);
@@ -88,11 +86,9 @@ export function documentedFloor(file = join(repoRoot, "docs", "performance.md"))
       .slice(1, -1)
       .map((c) => c.trim().replaceAll("*", ""));
   const header = cells(lines[headerAt]!);
-  let median: string[] | undefined;
-  for (let i = headerAt + 2; i < lines.length && lines[i]!.startsWith("|"); i++) {
-    const row = cells(lines[i]!);
-    if (row[0]?.startsWith("median")) median = row;
-  }
+  const end = lines.findIndex((l, i) => i > headerAt && !l.startsWith("|"));
+  const rows = lines.slice(headerAt + 2, end < 0 ? undefined : end).map(cells);
+  const median = rows.findLast((row) => row[0]?.startsWith("median"));
   if (!median) return new Error(`no median row in the floor's figures table in ${file}`);
   const col = (name: string) => {
     const at = header.indexOf(name);
@@ -113,12 +109,9 @@ export function documentedFloor(file = join(repoRoot, "docs", "performance.md"))
   return floor;
 }
 
-export type Send = PhaseOptions["send"];
-
 /**
  * The floor measured in the same run, on the same control plane: its own
  * namespace and lifecycle-controller (stopped afterwards), the floor's client.
- * `wrap` adapts the client (e.g. a closed loop that waits for completion).
  */
 export async function runSameRunFloor(opts: {
   plane: Pick<BenchControlPlane, "info" | "cp" | "pids">;
@@ -129,12 +122,10 @@ export async function runSameRunFloor(opts: {
   signal: AbortSignal;
   clientStats: { retries: number };
   closedLoop?: boolean;
-  wrap?: (send: Send) => Send;
-  shape?: FloorShape;
+  shape?: FloorShape | undefined;
 }): Promise<{ phase: PhaseResult; controller: ServiceFigures }> {
   const fscn = await newScenario("bench-floor", { cp: opts.plane.info });
   const lc = await opts.services.start(fscn, "lifecycle-controller");
-  const send = floorSend(fscn.namespace, opts.clientStats, opts.signal, opts.shape);
   const phase = await runPhase({
     name: "floor",
     cp: opts.plane.cp,
@@ -145,7 +136,7 @@ export async function runSameRunFloor(opts: {
     warmup: opts.warmup,
     requests: opts.requests,
     signal: opts.signal,
-    send: opts.wrap ? opts.wrap(send) : send,
+    send: floorSend(fscn.namespace, opts.clientStats, opts.signal, opts.shape),
     closedLoop: opts.closedLoop,
   });
   const controller = await lc.stats.final();

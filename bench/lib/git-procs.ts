@@ -3,12 +3,10 @@
 // sampled from /proc, the CPU of reaped children, resetting a process's peak
 // RSS, and the two ways of reading one file that Quarry is compared with:
 // Tekton's git resolver and a plain `git clone --depth 1`.
-import { spawn } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import {
-  accessSync,
   chmodSync,
-  constants,
-  type Dirent,
+  existsSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -19,14 +17,29 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
 import { clkTck, vmKiB } from "./proc.ts";
+import { log } from "./run.ts";
+import { round } from "./stats.ts";
 
-export interface GitProcessRecord {
-  /** peak RSS of that process (KiB; GNU time's %M) */
-  maxRssKiB: number;
-  wallSeconds: number;
-  /** the git subcommand (argv after `git` and its global options) */
-  command: string;
+/** The git processes that ended in a window, as GitTimeShim saw them. */
+export interface GitFigures {
+  processes: number;
+  /** the largest peak RSS of one git process (GNU time's %M), MiB */
+  largestMiB: number;
+  largestCommand: string;
+  /** processes by subcommand */
+  byCommand: Record<string, number>;
+}
+
+/** GNU time records each git process's peak RSS; Debian ships it as the `time` package. */
+export async function ensureTime(): Promise<void> {
+  if (existsSync("/usr/bin/time")) return;
+  log("/usr/bin/time is missing: installing the `time` package");
+  await run("apt-get", ["install", "-y", "-q", "time"], {
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
+  if (!existsSync("/usr/bin/time")) throw new Error("/usr/bin/time is needed (apt-get install time)");
 }
 
 /**
@@ -35,19 +48,17 @@ export interface GitProcessRecord {
  * Costs a shell and a `time` process per git call (a few ms).
  */
 export class GitTimeShim {
-  readonly dir: string;
-  readonly logFile: string;
+  readonly dir = mkdtempSync(join(tmpdir(), "quarry-bench-git-shim-"));
+  private readonly logFile = join(this.dir, "git-processes.log");
   private consumed = 0;
 
   constructor() {
-    this.dir = mkdtempSync(join(tmpdir(), "quarry-bench-git-shim-"));
-    this.logFile = join(this.dir, "git-processes.log");
-    const real = findOnPath("git");
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
     writeFileSync(this.logFile, "");
-    // %M max RSS (KiB), %e wall seconds, %C command line (no credentials in the benchmarks)
+    // %M max RSS (KiB), %C command line (no credentials in the benchmarks)
     writeFileSync(
       join(this.dir, "git"),
-      `#!/bin/sh\nexec /usr/bin/time -a -o '${this.logFile}' -f '%M\t%e\t%C' '${real}' "$@"\n`,
+      `#!/bin/sh\nexec /usr/bin/time -a -o '${this.logFile}' -f '%M\t%C' '${real}' "$@"\n`,
     );
     chmodSync(join(this.dir, "git"), 0o755);
   }
@@ -57,15 +68,21 @@ export class GitTimeShim {
     return `${this.dir}:${base}`;
   }
 
-  /** Processes that ended since the last call. */
-  take(): GitProcessRecord[] {
+  /** The git processes that ended since the last call. */
+  take(): GitFigures {
     const lines = readFileSync(this.logFile, "utf8").split("\n");
-    const out: GitProcessRecord[] = [];
+    const out: GitFigures = { processes: 0, largestMiB: 0, largestCommand: "", byCommand: {} };
+    let largestKiB = -1;
     for (const line of lines.slice(this.consumed)) {
-      const [rss, wall, cmd] = line.split("\t");
-      if (!rss || !cmd || !/^\d+$/.test(rss)) continue;
-      out.push({ maxRssKiB: Number(rss), wallSeconds: Number(wall), command: subcommand(cmd) });
+      const [rss, cmdline] = line.split("\t");
+      if (!rss || !cmdline || !/^\d+$/.test(rss)) continue;
+      const command = subcommand(cmdline);
+      const name = command.split(" ")[0] ?? "?";
+      out.processes++;
+      out.byCommand[name] = (out.byCommand[name] ?? 0) + 1;
+      if (Number(rss) > largestKiB) [largestKiB, out.largestCommand] = [Number(rss), command];
     }
+    out.largestMiB = round(Math.max(0, largestKiB) / 1024, 1);
     this.consumed = Math.max(this.consumed, lines.length - 1);
     return out;
   }
@@ -79,71 +96,38 @@ export class GitTimeShim {
 function subcommand(cmdline: string): string {
   const words = cmdline.split(" ").slice(1);
   let i = 0;
-  while (i < words.length && words[i]!.startsWith("-")) {
+  while (i < words.length && words[i]!.startsWith("-"))
     i += ["--git-dir", "-C", "-c"].includes(words[i]!) ? 2 : 1;
-  }
   return words.slice(i).join(" ").slice(0, 80);
 }
 
-function findOnPath(bin: string): string {
-  for (const dir of (process.env.PATH ?? "").split(":")) {
-    const p = join(dir || ".", bin);
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {}
-  }
-  throw new Error(`${bin} not found on PATH`);
-}
-
-/** Direct children of every thread of `pid` (/proc/<pid>/task/<tid>/children). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  let tasks: string[];
+const readOr = <T>(read: () => T, fallback: T): T => {
   try {
-    tasks = readdirSync(`/proc/${pid}/task`);
+    return read();
   } catch {
-    return out;
+    return fallback;
   }
-  for (const tid of tasks) {
-    try {
-      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/)) {
-        if (c) out.push(Number(c));
-      }
-    } catch {}
-  }
-  return out;
-}
+};
 
-/** All descendants of `pid` (not `pid` itself). */
+/** All descendants of `pid` (not `pid` itself), from every thread's /proc/<pid>/task/<tid>/children. */
 export function descendantsOf(pid: number): number[] {
-  const out: number[] = [];
-  const queue = childrenOf(pid);
-  while (queue.length) {
-    const p = queue.shift()!;
-    out.push(p);
-    queue.push(...childrenOf(p));
-  }
+  const children = (p: number) =>
+    readOr(() => readdirSync(`/proc/${p}/task`), []).flatMap((tid) =>
+      readOr(() => readFileSync(`/proc/${p}/task/${tid}/children`, "utf8"), "")
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number),
+    );
+  const out = children(pid);
+  for (let i = 0; i < out.length; i++) out.push(...children(out[i]!));
   return out;
 }
 
 /** Proportional set size (KiB) of a process: shared pages split between their users, so sums add up. */
-function pssKiB(pid: number): number | undefined {
-  try {
-    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function commOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-  } catch {
-    return "";
-  }
-}
+const pssKiB = (pid: number): number | undefined => {
+  const m = /^Pss:\s+(\d+) kB/m.exec(readOr(() => readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"), ""));
+  return m ? Number(m[1]) : undefined;
+};
 
 /**
  * Samples a process and its descendants every `intervalMs`: the largest sum of
@@ -179,13 +163,11 @@ export class TreeRssSampler {
     for (const d of descendantsOf(this.pid)) {
       this.seen.add(d);
       sum += pssKiB(d) ?? 0;
-      if (commOf(d).startsWith("git")) {
-        const rss = vmKiB(d, "VmRSS") ?? 0;
-        if (rss > this.maxGitKiB) this.maxGitKiB = rss;
-      }
+      if (readOr(() => readFileSync(`/proc/${d}/comm`, "utf8"), "").startsWith("git"))
+        this.maxGitKiB = Math.max(this.maxGitKiB, vmKiB(d, "VmRSS") ?? 0);
     }
     this.samples++;
-    if (sum > this.maxTreeKiB) this.maxTreeKiB = sum;
+    this.maxTreeKiB = Math.max(this.maxTreeKiB, sum);
   }
 
   stop(): void {
@@ -194,24 +176,11 @@ export class TreeRssSampler {
   }
 }
 
-/**
- * Bytes of the files under `dir`, counted synchronously. (Not the git
- * resolver's duBytes: `total += (await stat(f)).size` inside Promise.all reads
- * `total` before each await, so it keeps about one file's size.)
- */
+/** Bytes of the files under `dir`, counted synchronously. */
 export function dirBytes(dir: string): number {
   let total = 0;
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true, recursive: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    if (!e.isFile()) continue;
-    try {
-      total += statSync(join(e.parentPath, e.name)).size;
-    } catch {}
+  for (const e of readOr(() => readdirSync(dir, { withFileTypes: true, recursive: true }), [])) {
+    if (e.isFile()) total += readOr(() => statSync(join(e.parentPath, e.name)).size, 0);
   }
   return total;
 }
@@ -222,12 +191,8 @@ export function dirBytes(dir: string): number {
  * processes it ran; for the driver, the fixture server's `git http-backend`s.
  */
 export function reapedChildrenCpuSeconds(pid: number): number {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return Number.NaN;
-  }
+  const text = readOr(() => readFileSync(`/proc/${pid}/stat`, "utf8"), "");
+  if (!text) return Number.NaN;
   const rest = text
     .slice(text.lastIndexOf(")") + 2)
     .trim()
@@ -238,123 +203,60 @@ export function reapedChildrenCpuSeconds(pid: number): number {
 
 /** Resets VmHWM to the current RSS (Linux ≥ 4.0: `5` to /proc/<pid>/clear_refs); false if not allowed. */
 export function resetPeakRss(pid: number): boolean {
-  try {
+  return readOr(() => {
     writeFileSync(`/proc/${pid}/clear_refs`, "5");
     return true;
-  } catch {
-    return false;
-  }
+  }, false);
 }
 
-export interface Timed<T> {
-  ms: number;
-  value: T;
-}
-
-/** Runs a command asynchronously (the fixture git server answers from this process), failing on a non-zero exit. */
-export function run(
+/** Runs a command asynchronously (the fixture git server answers from this process); its stdout. */
+export const run = async (
   cmd: string,
   args: string[],
-  opts: { env?: Record<string, string | undefined>; cwd?: string; signal?: AbortSignal } = {},
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd,
-      env: opts.env ?? process.env,
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      if (err.length < 8192) err += c.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(out);
-      else reject(new Error(`${cmd} ${args.join(" ")} exited ${code}: ${err.trim()}`));
-    });
-  });
-}
+  opts: { env?: Record<string, string | undefined>; signal?: AbortSignal } = {},
+): Promise<string> => (await promisify(execFile)(cmd, args, { ...opts, maxBuffer: 256 << 20 })).stdout;
 
-/** Environment for git run by the benchmark itself (no user config, no prompts; `path` puts a shim first). */
-export function benchGitEnv(path?: string): Record<string, string | undefined> {
-  return {
+/**
+ * Reads `pathInRepo` at `revision` of `url` without Quarry, from a fresh directory:
+ * - `tekton`: what Tekton's git resolver does per request: a shallow clone without checkout, a
+ *   fetch of the revision, its checkout; it removes the clone before it answers, so that is timed.
+ *   It keeps nothing between requests: cold, new commit and hot cost the same;
+ * - `clone`: `git clone --depth 1 --branch <revision>` (with checkout); removing it is not timed.
+ * Returns the time and the size of the clone's `.git` (measured untimed); `path`: PATH for git.
+ */
+export async function readWithoutQuarry(
+  way: "tekton" | "clone",
+  url: string,
+  revision: string,
+  pathInRepo: string,
+  opts: { path?: string; signal?: AbortSignal } = {},
+): Promise<{ ms: number; gitDirBytes: number }> {
+  const dir = mkdtempSync(join(tmpdir(), `quarry-bench-${way}-`));
+  // no user config, no prompts
+  const env = {
     ...process.env,
-    ...(path ? { PATH: path } : {}),
+    ...(opts.path ? { PATH: opts.path } : {}),
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_TERMINAL_PROMPT: "0",
   };
-}
-
-export interface WayOptions {
-  env?: Record<string, string | undefined>;
-  signal?: AbortSignal;
-  /** called with the work tree once the file is read, before it is removed; not timed */
-  inspect?: (dir: string) => void;
-}
-
-/** Runs `inspect` and returns how long it took, so it can be left out of a timing. */
-function untimed(dir: string, inspect: ((dir: string) => void) | undefined): number {
-  if (!inspect) return 0;
-  const t0 = performance.now();
-  inspect(dir);
-  return performance.now() - t0;
-}
-
-/**
- * Tekton's git resolver, per request: a fresh shallow clone without checkout,
- * a fetch of the revision, a checkout of it, read the file, remove the clone
- * (the resolver removes its directory before it answers, so the time
- * includes that). It keeps nothing between requests, so cold, new commit and
- * hot cost the same.
- */
-export async function tektonWay(
-  url: string,
-  revision: string,
-  pathInRepo: string,
-  opts: WayOptions = {},
-): Promise<Timed<Buffer>> {
-  const dir = mkdtempSync(join(tmpdir(), "quarry-bench-tekton-"));
-  const env = opts.env ?? benchGitEnv();
+  const o = { env, ...(opts.signal ? { signal: opts.signal } : {}) };
   const t0 = performance.now();
   try {
-    const o = { env, ...(opts.signal ? { signal: opts.signal } : {}) };
-    await run("git", ["clone", "--quiet", "--depth=1", "--no-checkout", "--", url, dir], o);
-    await run("git", ["-C", dir, "fetch", "--quiet", "origin", "--depth=1", "--", revision], o);
-    await run("git", ["-C", dir, "checkout", "--quiet", "FETCH_HEAD"], o);
-    const value = readFileSync(join(dir, pathInRepo));
-    const skipped = untimed(dir, opts.inspect);
+    if (way === "clone") {
+      await run("git", ["clone", "--quiet", "--depth", "1", "--branch", revision, "--", url, dir], o);
+    } else {
+      await run("git", ["clone", "--quiet", "--depth=1", "--no-checkout", "--", url, dir], o);
+      await run("git", ["-C", dir, "fetch", "--quiet", "origin", "--depth=1", "--", revision], o);
+      await run("git", ["-C", dir, "checkout", "--quiet", "FETCH_HEAD"], o);
+    }
+    readFileSync(join(dir, pathInRepo));
+    const read = performance.now();
+    const gitDirBytes = dirBytes(join(dir, ".git"));
+    const untimed = performance.now() - read;
+    if (way === "clone") return { ms: read - t0, gitDirBytes };
     rmSync(dir, { recursive: true, force: true });
-    return { ms: performance.now() - t0 - skipped, value };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** `git clone --depth 1 --branch <branch>` (with checkout), then read the file; removing the clone is not timed. */
-export async function shallowClone(
-  url: string,
-  branch: string,
-  pathInRepo: string,
-  opts: WayOptions = {},
-): Promise<Timed<Buffer>> {
-  const dir = mkdtempSync(join(tmpdir(), "quarry-bench-clone-"));
-  const env = opts.env ?? benchGitEnv();
-  const t0 = performance.now();
-  try {
-    await run("git", ["clone", "--quiet", "--depth", "1", "--branch", branch, "--", url, dir], {
-      env,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    const value = readFileSync(join(dir, pathInRepo));
-    const ms = performance.now() - t0;
-    untimed(dir, opts.inspect);
-    return { ms, value };
+    return { ms: performance.now() - t0 - untimed, gitDirBytes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

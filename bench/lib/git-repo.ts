@@ -4,15 +4,16 @@
 // share long runs, so git's delta compression finds nothing either), large
 // histories cached across runs, and new commits on branches.
 //
-// Not dev/harness' addHistory: its file content comes from a generator whose
-// states collapse onto one short cycle, so every file is a shifted copy of the
-// same text and a "156 MB" tree packs into a few MB (git deltas one file
-// against another). Benchmarks that are about bytes on the wire need content
-// that stays large when packed.
+// Not dev/harness' addHistory: its files are shifted copies of one short text,
+// so a "156 MB" tree packs into a few MB (git deltas one file against another).
+// Benchmarks about bytes on the wire need content that stays large when packed.
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { git } from "@quarry/devcluster/git-repos";
+import { log } from "./run.ts";
+import { round } from "./stats.ts";
 
 /** mulberry32: a small, fast, well-mixed 32-bit generator (deterministic per seed). */
 function rng(seed: number): () => number {
@@ -35,21 +36,7 @@ const WORDS: readonly Buffer[] = (() => {
     return Buffer.from(w);
   });
 })();
-const SEPARATORS: readonly Buffer[] = [
-  " ",
-  " ",
-  " ",
-  " ",
-  ".",
-  "(",
-  ")",
-  ", ",
-  " = ",
-  ";\n",
-  "\n",
-  "\n  ",
-  ": ",
-].map((s) => Buffer.from(s));
+const SEPARATORS = [" ", " ", " ", " ", ".", "(", ")", ", ", " = ", ";\n", "\n", "\n  ", ": "];
 
 /** `bytes` of source-like text, the same for the same seed on every machine. */
 export function sourceText(seed: number, bytes: number): Buffer {
@@ -59,7 +46,7 @@ export function sourceText(seed: number, bytes: number): Buffer {
   while (at < bytes) {
     const v = next();
     at += WORDS[v & 4095]!.copy(out, at);
-    if (at < bytes) at += SEPARATORS[(v >>> 12) % SEPARATORS.length]!.copy(out, at);
+    if (at < bytes) at += out.write(SEPARATORS[(v >>> 12) % SEPARATORS.length]!, at);
   }
   return out;
 }
@@ -80,10 +67,10 @@ spec:
 
 const IDENT = "Quarry Bench <bench@quarry.invalid>";
 
-export type FileData = string | Buffer;
+type FileData = string | Buffer;
 
 /** One commit of a fast-import stream. */
-export interface ImportCommit {
+interface ImportCommit {
   /** full ref, e.g. refs/heads/main */
   ref: string;
   message: string;
@@ -131,16 +118,11 @@ export async function commitFiles(
   message: string,
   from = `refs/heads/${branch}^0`,
 ): Promise<string> {
+  const ref = `refs/heads/${branch}`;
   await fastImport(gitDir, [
-    {
-      ref: `refs/heads/${branch}`,
-      message,
-      when: Math.floor(Date.now() / 1000),
-      from,
-      files: Object.entries(files),
-    },
+    { ref, message, when: Math.floor(Date.now() / 1000), from, files: Object.entries(files) },
   ]);
-  return revParse(gitDir, `refs/heads/${branch}`);
+  return revParse(gitDir, ref);
 }
 
 /** Path of the i-th file of a generated tree: 100 files per directory. */
@@ -161,66 +143,56 @@ export interface HistoryOptions {
 }
 
 /** `1 + commits` commits on refs/heads/main: the first writes every file, each later one rewrites `filesPerCommit` of them. */
-export function historyCommits(opts: HistoryOptions, startWhen = 1_700_000_000): Iterable<ImportCommit> {
-  const dir = opts.dir ?? "history";
-  return (function* () {
-    let seed = 1;
-    for (let c = 0; c <= opts.commits; c++) {
-      const touched = c === 0 ? opts.files : Math.min(opts.filesPerCommit, opts.files);
-      const files = (function* (): Generator<[string, FileData]> {
-        if (opts.taskPath) yield [opts.taskPath, taskYaml(`history-${c}`)];
-        for (let i = 0; i < touched; i++) {
-          const file = c === 0 ? i : ((c - 1) * opts.filesPerCommit + i) % opts.files;
-          yield [bulkPath(dir, file), sourceText(seed++, opts.fileBytes)];
-        }
-      })();
-      yield {
-        ref: "refs/heads/main",
-        message: `history ${c}`,
-        when: startWhen + c * 60,
-        // later commits continue the branch fast-import is building (a `from` would read the repository's ref)
-        files,
-      };
+export function* historyCommits(opts: HistoryOptions, startWhen = 1_700_000_000): Generator<ImportCommit> {
+  let seed = 1;
+  function* files(c: number): Generator<[string, FileData]> {
+    if (opts.taskPath) yield [opts.taskPath, taskYaml(`history-${c}`)];
+    const touched = c === 0 ? opts.files : Math.min(opts.filesPerCommit, opts.files);
+    for (let i = 0; i < touched; i++) {
+      const file = c === 0 ? i : ((c - 1) * opts.filesPerCommit + i) % opts.files;
+      yield [bulkPath(opts.dir ?? "history", file), sourceText(seed++, opts.fileBytes)];
     }
-  })();
-}
-
-/** Where generated repositories are kept between runs: $QUARRY_CACHE/bench (default ~/.cache/quarry/bench). */
-function benchCacheDir(): string {
-  return join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "bench");
+  }
+  // later commits continue the branch fast-import is building (a `from` would read the repository's ref)
+  for (let c = 0; c <= opts.commits; c++)
+    yield { ref: "refs/heads/main", message: `history ${c}`, when: startWhen + c * 60, files: files(c) };
 }
 
 /**
- * A bare repository kept under benchCacheDir() as `<key>.git`, built by
- * `build` on first use (into a temporary directory, renamed into place once
- * complete, so an interrupted build is never reused). Returns its path and
- * whether it was built now.
+ * A repository of `treeMb` MB of `fileKib` KiB files, then `commits` commits rewriting `historyMb`
+ * MB of them, `task.yaml` in every commit, kept as `<prefix>-<files>x<KiB>k-<commits>x<perCommit>.git`
+ * under $QUARRY_CACHE/bench (default ~/.cache/quarry/bench). Built on first use into a temporary
+ * directory renamed into place once complete, so an interrupted build is never reused.
  */
-export async function cachedRepo(
-  key: string,
-  build: (gitDir: string) => Promise<void>,
-): Promise<{ gitDir: string; built: boolean }> {
-  const root = benchCacheDir();
-  const gitDir = join(root, `${key}.git`);
-  if (existsSync(gitDir)) {
+export async function cachedHistory(
+  prefix: string,
+  o: { treeMb: number; historyMb: number; fileKib: number; commits: number },
+) {
+  const files = Math.max(1, Math.round((o.treeMb * 1024) / o.fileKib));
+  const perCommit = Math.max(1, Math.ceil((o.historyMb * 1024) / o.fileKib / o.commits));
+  const key = `${prefix}-${files}x${o.fileKib}k-${o.commits}x${perCommit}`;
+  const root = join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "bench");
+  const [gitDir, tmp] = [join(root, `${key}.git`), join(root, `${key}.tmp-${process.pid}.git`)];
+  const t0 = performance.now();
+  const cached = existsSync(gitDir) && (await revParse(gitDir, "refs/heads/main").catch(() => undefined));
+  if (!cached) {
+    log(
+      `generating ${key}: ${files} files of ${o.fileKib} KiB, then ${o.commits} commits rewriting ${perCommit}`,
+    );
+    rmSync(gitDir, { recursive: true, force: true });
+    rmSync(tmp, { recursive: true, force: true });
     try {
-      await revParse(gitDir, "refs/heads/main");
-      return { gitDir, built: false };
-    } catch {
-      rmSync(gitDir, { recursive: true, force: true });
+      await initBare(tmp);
+      const history = { files, fileBytes: o.fileKib * 1024, commits: o.commits, filesPerCommit: perCommit };
+      await fastImport(tmp, historyCommits({ ...history, taskPath: "task.yaml" }));
+      renameSync(tmp, gitDir);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   }
-  mkdirSync(root, { recursive: true });
-  const tmp = join(root, `${key}.tmp-${process.pid}.git`);
-  rmSync(tmp, { recursive: true, force: true });
-  try {
-    await initBare(tmp);
-    await build(tmp);
-    renameSync(tmp, gitDir);
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-  return { gitDir, built: true };
+  const seconds = round((performance.now() - t0) / 1000, 1);
+  log(`${key} ${cached ? "cached" : "generated"} in ${seconds} s`);
+  return { gitDir, built: !cached, seconds, key, files, perCommit };
 }
 
 /**

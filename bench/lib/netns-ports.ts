@@ -1,9 +1,7 @@
-// More host ports for a process in a network namespace of its own (devcluster's netns.ts
-// bridges only the apiserver): Tekton's resolvers must also reach the git server and the
-// registry on the host's loopback. Each extra port is one more netns-bridge.ts inside the
-// namespace (listening on 127.0.0.1:<port> there, chained in front of the program, so the
-// program's URLs are the host's) and, here on the host, a Unix socket server that carries each
-// connection on to 127.0.0.1:<port>. Bytes pass through untouched.
+// More host ports for a process in a network namespace of its own (devcluster's netns.ts bridges
+// only the apiserver): per port, one more netns-bridge.ts chained in front of the program, listening
+// on 127.0.0.1:<port> inside (so the program's URLs are the host's), and here a Unix socket server
+// carrying each connection on to 127.0.0.1:<port>.
 import { rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";

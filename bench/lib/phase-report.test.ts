@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { markdownTable } from "./phase-report.ts";
+import { bucketQuantile, promBuckets, promSum } from "./prom.ts";
 import { machineRows } from "./report.ts";
 import { calls, median, ms, percentile, summarize, table, versus } from "./stats.ts";
 
@@ -56,4 +57,30 @@ test("machineRows: the machine and the control plane's versions", () => {
     ["machine", "2 × X, 4 GiB, Node v24, git 2"],
     ["control plane", "k, e"],
   ]);
+});
+
+test("promSum, promBuckets, bucketQuantile: samples by labels, a histogram's quantile between two readings", () => {
+  const text = [
+    "# HELP x_total x",
+    'x_total{a="1",b="2"} 3',
+    'x_total{a="2"} 4',
+    "x_total_other 100",
+    "x_total 5",
+    'h_bucket{le="1"} 2',
+    'h_bucket{le="2"} 6',
+    'h_bucket{le="+Inf"} 6',
+  ].join("\n");
+  assert.equal(promSum(text, "x_total"), 12);
+  assert.equal(promSum(text, "x_total", { a: "1" }), 3);
+  assert.equal(promSum(text, "missing"), 0);
+  const after = promBuckets(text, "h");
+  assert.deepEqual(
+    [...after],
+    [
+      [1, 2],
+      [2, 6],
+      [Number.POSITIVE_INFINITY, 6],
+    ],
+  );
+  assert.equal(bucketQuantile(new Map(), after, 0.5), 1.25);
 });

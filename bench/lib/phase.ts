@@ -61,12 +61,7 @@ export interface ServiceWindow {
   metricsAfter: string;
 }
 
-export interface Timeline {
-  windowMs: number;
-  created: number[];
-  dataSeen: number[];
-  done: number[];
-}
+export type Timeline = { windowMs: number } & Record<"created" | "dataSeen" | "done", number[]>;
 
 /** Counts per window of `windowMs` (default 500) since the batch started, one series per field of `at`: where a backlog builds up and drains. */
 export function timeline<S, K extends string>(
@@ -86,25 +81,13 @@ export function timeline<S, K extends string>(
   return { windowMs, ...Object.fromEntries(series) } as { windowMs: number } & Record<K, number[]>;
 }
 
-export interface PhaseResult {
+export interface PhaseResult extends MeasuredWindow<BatchResult>, ReturnType<typeof outcome> {
   name: string;
-  batch: BatchResult;
-  completed: number;
-  failed: number;
-  incomplete: number;
-  /** the first few failure messages */
-  failures: string[];
   latencyMs: Summary;
   breakdown: Record<string, Summary>;
   notSeenInProgress: number;
   /** how many requests were created, first seen with data and first seen True in each window since the first create */
   timeline: Timeline;
-  wallSeconds: number;
-  throughputPerSecond: number;
-  cpu: CpuUse;
-  /** per resource, "VERB[/subresource] code" → count, in the measured batch (everyone's calls) */
-  apiCalls: Record<string, Record<string, number>>;
-  services: Record<string, ServiceWindow>;
   client: { retries: number; watchRestarts: number };
 }
 
@@ -117,14 +100,12 @@ async function metricsText(svc: RunningService): Promise<string> {
   }
 }
 
-function diffLogs(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after)) {
-    const d = v - (before[k] ?? 0);
-    if (d !== 0) out[k] = d;
-  }
-  return out;
-}
+const diffLogs = (before: Record<string, number>, after: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+      .filter(([, d]) => d !== 0),
+  );
 
 /** What a window around a measured batch says: CPU, API calls, each service's log lines and /metrics. */
 export interface MeasuredWindow<B> {
@@ -208,6 +189,9 @@ export function outcome(
   };
 }
 
+/** A point of a request's timeline. */
+type Stamp = Exclude<keyof Sample, "name" | "failed">;
+
 export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
   const { cp, namespace, signal } = opts;
   const watch = trackRequests(signal, RestKubeClient.fromEnvironment(cp.adminKubeconfig), namespace);
@@ -237,39 +221,18 @@ export async function runPhase(opts: PhaseOptions): Promise<PhaseResult> {
       return batchOf("req", opts.requests, opts.onSent);
     });
     const done = w.batch.samples.filter((s) => s.done !== undefined);
-    const span = (from: (s: Sample) => number | undefined, to: (s: Sample) => number | undefined) =>
-      spanOf(done, (s) => diff(from(s), to(s)));
+    // from one point of a request's timeline to another, over the requests that have both
+    const span = (from: Stamp, to: Stamp) => spanOf(done, (s) => diff(s[from], s[to]));
     const breakdown: Record<string, Summary> = {
-      createMs: span(
-        (s) => s.t0,
-        (s) => s.created,
-      ),
-      inProgressSeenMs: span(
-        (s) => s.t0,
-        (s) => s.inProgress,
-      ),
-      dataSeenMs: span(
-        (s) => s.t0,
-        (s) => s.dataSeen,
-      ),
-      createdToDataSeenMs: span(
-        (s) => s.created,
-        (s) => s.dataSeen,
-      ),
-      dataSeenToSucceededMs: span(
-        (s) => s.dataSeen,
-        (s) => s.done,
-      ),
+      createMs: span("t0", "created"),
+      inProgressSeenMs: span("t0", "inProgress"),
+      dataSeenMs: span("t0", "dataSeen"),
+      createdToDataSeenMs: span("created", "dataSeen"),
+      dataSeenToSucceededMs: span("dataSeen", "done"),
     };
     if (done.some((s) => s.patched !== undefined)) {
-      breakdown.statusWriteMs = span(
-        (s) => s.created,
-        (s) => s.patched,
-      );
-      breakdown.dataWrittenToSucceededMs = span(
-        (s) => s.patched,
-        (s) => s.done,
-      );
+      breakdown.statusWriteMs = span("created", "patched");
+      breakdown.dataWrittenToSucceededMs = span("patched", "done");
     }
     return {
       name: opts.name,

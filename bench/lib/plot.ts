@@ -1,6 +1,5 @@
-// A small line plot (several series, one x and one y axis) drawn as SVG and converted to PNG
-// with rsvg-convert, like dev/dashboard/src/render-dashboard.ts: enough for a benchmark to render
-// its own figures (completions over time, latency per step) without a plotting library.
+// A line plot (several series, one x and one y axis) as SVG, converted to PNG by rsvg-convert, as
+// dev/dashboard draws its picture: a benchmark's own figures without a plotting library.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// Reading a service's Prometheus text exposition (its ops server's /metrics).
+// Reading Prometheus text exposition: a service's /metrics, kube-apiserver's.
 
 function labelsOf(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -6,28 +6,33 @@ function labelsOf(text: string): Record<string, string> {
   return out;
 }
 
-/** Sum of every sample of `metric` whose labels include `match` (NaN-free; 0 when none). */
-export function promSum(text: string, metric: string, match: Record<string, string> = {}): number {
-  let sum = 0;
+/** Every sample of `metric` (not of another metric whose name starts with it) whose labels include `match`. */
+export function* promSamples(
+  text: string,
+  metric: string,
+  match: Record<string, string> = {},
+): Generator<{ labels: Record<string, string>; value: number }> {
   for (const line of text.split("\n")) {
     if (!line.startsWith(metric)) continue;
     const rest = line.slice(metric.length);
-    let labels: Record<string, string> = {};
-    let value: string;
-    if (rest.startsWith("{")) {
-      const close = rest.lastIndexOf("}");
-      labels = labelsOf(rest.slice(1, close));
-      value = rest.slice(close + 1);
-    } else if (rest.startsWith(" ")) {
-      value = rest;
-    } else {
-      continue; // another metric whose name starts with this one
-    }
-    if (Object.entries(match).every(([k, v]) => labels[k] === v)) {
-      const n = Number(value.trim().split(" ")[0]);
-      if (Number.isFinite(n)) sum += n;
-    }
+    if (!rest.startsWith("{") && !rest.startsWith(" ")) continue;
+    const close = rest.startsWith("{") ? rest.lastIndexOf("}") : -1;
+    const labels = close < 0 ? {} : labelsOf(rest.slice(1, close));
+    if (!Object.entries(match).every(([k, v]) => labels[k] === v)) continue;
+    const value = Number(
+      rest
+        .slice(close + 1)
+        .trim()
+        .split(" ")[0],
+    );
+    if (Number.isFinite(value)) yield { labels, value };
   }
+}
+
+/** Sum of every sample of `metric` whose labels include `match` (NaN-free; 0 when none). */
+export function promSum(text: string, metric: string, match: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const s of promSamples(text, metric, match)) sum += s.value;
   return sum;
 }
 
@@ -38,20 +43,9 @@ export function promBuckets(
   match: Record<string, string> = {},
 ): Map<number, number> {
   const out = new Map<number, number>();
-  const prefix = `${metric}_bucket{`;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(prefix)) continue;
-    const close = line.lastIndexOf("}");
-    const labels = labelsOf(line.slice(prefix.length, close));
-    if (!Object.entries(match).every(([k, v]) => labels[k] === v)) continue;
+  for (const { labels, value } of promSamples(text, `${metric}_bucket`, match)) {
     const le = labels.le === "+Inf" ? Number.POSITIVE_INFINITY : Number(labels.le);
-    const n = Number(
-      line
-        .slice(close + 1)
-        .trim()
-        .split(" ")[0],
-    );
-    if (Number.isFinite(n)) out.set(le, (out.get(le) ?? 0) + n);
+    out.set(le, (out.get(le) ?? 0) + value);
   }
   return out;
 }

@@ -3,8 +3,7 @@
 // timestamps what each request goes through, and per-request timelines.
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import type { ResolutionRequest } from "@quarry/api";
-import { resolutionRequests } from "@quarry/api";
+import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { succeeded } from "@quarry/harness/scenario";
 import {
   errorMessage,
@@ -107,30 +106,6 @@ export class Tracker extends Settling<Sample> {
 }
 
 /**
- * Watches a namespace's requests until `signal` aborts, resuming after errors.
- * `onListed` is called once the starting resourceVersion is known: requests
- * created after that are seen from their creation on.
- */
-function watchRequests(
-  client: KubeClient,
-  namespace: string,
-  tracker: Tracker,
-  signal: AbortSignal,
-  stats: { restarts: number },
-  onListed?: () => void,
-): Promise<void> {
-  return watchObjects<ResolutionRequest>(
-    client,
-    resolutionRequests,
-    namespace,
-    (_type, rr, at) => tracker.observe(rr, at),
-    signal,
-    stats,
-    { onListed },
-  );
-}
-
-/**
  * Watches a namespace's objects of one resource until `signal` aborts,
  * resuming after errors from the last resourceVersion seen, and hands each
  * event but bookmarks to `observe` with when it arrived (performance.now()
@@ -190,8 +165,16 @@ export async function watchObjects<T extends KubeObject>(
 export function trackRequests(signal: AbortSignal, client: KubeClient, namespace: string) {
   const tracker = new Tracker();
   const stats = { restarts: 0 };
-  const watch = startWatch(signal, (stop, listed) =>
-    watchRequests(client, namespace, tracker, stop, stats, listed),
+  const watch = startWatch(signal, (stop, onListed) =>
+    watchObjects<ResolutionRequest>(
+      client,
+      resolutionRequests,
+      namespace,
+      (_type, rr, at) => tracker.observe(rr, at),
+      stop,
+      stats,
+      { onListed },
+    ),
   );
   return { tracker, stats, ...watch };
 }

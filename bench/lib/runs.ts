@@ -1,46 +1,38 @@
-// Driving custom-task runs (CustomRun or Run) for benchmarks: the per-run
-// timeline, a watch that stamps it (first Started, Running and Succeeded
-// seen, every status write seen), and clients that create runs at a bounded
-// concurrency. The ResolutionRequest counterparts are in requests.ts.
+// Custom-task runs (CustomRun or Run) measured as requests.ts measures ResolutionRequests: the
+// per-run timeline, the tracker a watch stamps it with, and its CSV.
 import { performance } from "node:perf_hooks";
 import { type AnyRun, getCondition, type RunFlavour } from "@quarry/api";
 import { resourceOf } from "@quarry/harness/runs";
-import { isApiError, type KubeClient } from "@quarry/kube";
-import { type BatchResult, runBatch, Settling, watchObjects, withRetry } from "./requests.ts";
+import { isApiError, type KubeClient, RestKubeClient } from "@quarry/kube";
+import { type BatchResult, Settling, startWatch, watchObjects, withRetry } from "./requests.ts";
 
-/** One run's timeline: performance.now() ms unless named `…Wall` (Date.now() ms, to compare with status times). */
+/** One run's timeline: performance.now() ms, but `…Wall` (Date.now() ms, to compare with status times). */
 export interface RunSample {
   name: string;
   /** just before the create was sent */
   t0: number;
   t0Wall: number;
-  /** the create returned */
   created?: number;
-  /** first seen with Succeeded=Unknown (reason Started, or already Running) */
+  /** first seen Succeeded=Unknown (reason Started, or already Running) */
   started?: number;
   startedWall?: number;
-  /** first seen with Succeeded=Unknown, reason Running */
+  /** first seen Succeeded=Unknown, reason Running */
   running?: number;
   /** first seen Succeeded=True */
   done?: number;
   doneWall?: number;
-  /** status.startTime / completionTime as seen with True (second resolution) */
+  /** status.startTime as seen with True (whole seconds) */
   startTimeMs?: number;
-  completionTimeMs?: number;
-  /** MODIFIED events seen up to and including the first True */
+  /** MODIFIED events seen up to and including the first True, and after it (writes to a finished run) */
   modified: number;
-  /** MODIFIED events seen after the first True (writes to a finished run) */
   modifiedAfterDone: number;
   /** Succeeded=False, or a client error */
   failed?: string;
 }
 
-const parseTime = (iso: string | undefined): number | undefined => {
-  const t = iso ? Date.parse(iso) : Number.NaN;
-  return Number.isNaN(t) ? undefined : t;
-};
+export type RunBatch = BatchResult<RunSample>;
 
-export class RunTracker extends Settling<RunSample> {
+class RunTracker extends Settling<RunSample> {
   observe(type: string, run: AnyRun, at: number, wall: number): void {
     const s = this.sampleOf(run.metadata.name);
     if (!s) return;
@@ -49,111 +41,91 @@ export class RunTracker extends Settling<RunSample> {
       else s.modifiedAfterDone++;
     }
     const cond = getCondition(run, "Succeeded");
-    if (!cond) return;
-    if (cond.status === "Unknown") {
+    if (cond?.status === "Unknown") {
       if (s.started === undefined) {
         s.started = at;
         s.startedWall = wall;
       }
-      if (cond.reason === "Running" && s.running === undefined) s.running = at;
-    } else if (cond.status === "True" && s.done === undefined) {
+      if (cond.reason === "Running") s.running ??= at;
+    } else if (cond?.status === "True" && s.done === undefined) {
       s.done = at;
       s.doneWall = wall;
-      s.startTimeMs = parseTime(run.status?.startTime);
-      s.completionTimeMs = parseTime(run.status?.completionTime);
+      const start = Date.parse(run.status?.startTime ?? "");
+      s.startTimeMs = Number.isNaN(start) ? undefined : start;
       this.notify();
-    } else if (cond.status === "False" && s.failed === undefined && s.done === undefined) {
+    } else if (cond?.status === "False" && s.failed === undefined && s.done === undefined) {
       s.failed = `${cond.reason ?? "False"}: ${cond.message ?? ""}`;
       this.notify();
     }
   }
 }
 
-/**
- * Watches a namespace's runs of one flavour until `signal` aborts, resuming
- * after errors from the last resourceVersion seen. `onListed` is called once
- * the starting resourceVersion is known: runs created after that are seen
- * from their creation on.
- */
-export function watchRuns(
-  client: KubeClient,
-  flavour: RunFlavour,
-  namespace: string,
-  tracker: RunTracker,
+/** A RunTracker fed by a watch on `namespace`'s runs (`ready` once it has listed; `stats.restarts`). */
+export function trackRuns(signal: AbortSignal, kubeconfig: string, flavour: RunFlavour, namespace: string) {
+  const tracker = new RunTracker();
+  const stats = { restarts: 0 };
+  const observe = (type: string, run: AnyRun, at: number, wall: number) =>
+    tracker.observe(type, run, at, wall);
+  const watch = startWatch(signal, (stop, onListed) =>
+    watchObjects<AnyRun>(
+      RestKubeClient.fromEnvironment(kubeconfig),
+      resourceOf(flavour),
+      namespace,
+      observe,
+      stop,
+      stats,
+      {
+        onListed,
+        what: "run watch",
+      },
+    ),
+  );
+  return { tracker, stats, ...watch };
+}
+
+/** runBatch's `sample` and `send` for runs `make` builds: created with retries (a 409 on a retry: an earlier attempt did). */
+export const runClient = (
+  make: (name: string) => AnyRun,
+  stats: { retries: number },
   signal: AbortSignal,
-  stats: { restarts: number },
-  onListed?: () => void,
-): Promise<void> {
-  return watchObjects<AnyRun>(
-    client,
-    resourceOf(flavour),
-    namespace,
-    (type, run, at, wall) => tracker.observe(type, run, at, wall),
-    signal,
-    stats,
-    { onListed, what: "run watch" },
-  );
-}
+) => ({
+  sample: (name: string): RunSample => ({
+    name,
+    t0: performance.now(),
+    t0Wall: Date.now(),
+    modified: 0,
+    modifiedAfterDone: 0,
+  }),
+  send: async (client: KubeClient, name: string, _i: number, s: RunSample) => {
+    const run = make(name);
+    await withRetry(
+      () => client.create(resourceOf(run.kind), run),
+      stats,
+      signal,
+      (e) => isApiError(e, 409),
+    );
+    s.created = performance.now();
+  },
+});
 
-export type RunBatch = BatchResult<RunSample>;
+/** The CSV's columns: ms since the batch's first create, but the `…MinusT0Wall` ones (since the run's own t0). */
+const CSV: readonly [string, (s: RunSample, rel: (t?: number) => string) => string | number][] = [
+  ["name", (s) => s.name],
+  ["t0", (s, rel) => rel(s.t0)],
+  ["created", (s, rel) => rel(s.created)],
+  ["startedSeen", (s, rel) => rel(s.started)],
+  ["runningSeen", (s, rel) => rel(s.running)],
+  ["succeededSeen", (s, rel) => rel(s.done)],
+  ["startTimeMinusT0Wall", (s) => (s.startTimeMs === undefined ? "" : (s.startTimeMs - s.t0Wall).toFixed(0))],
+  ["succeededSeenMinusT0Wall", (s) => (s.doneWall === undefined ? "" : (s.doneWall - s.t0Wall).toFixed(0))],
+  ["modified", (s) => s.modified],
+  ["modifiedAfterDone", (s) => s.modifiedAfterDone],
+  ["failed", (s) => JSON.stringify(s.failed ?? "")],
+];
 
-/**
- * `n` runs named `<prefix>-00000`…, created by `clients.length` concurrent
- * clients (`make` builds run `i`). Open loop: a client creates its next run
- * as soon as its create returns; with `closedLoop` it first waits until its
- * run is done. Resolves once every run is done or failed, or `signal` aborts.
- */
-export function runRunBatch(opts: {
-  clients: readonly KubeClient[];
-  prefix: string;
-  n: number;
-  tracker: RunTracker;
-  signal: AbortSignal;
-  make: (name: string, i: number) => AnyRun;
-  stats: { retries: number };
-  closedLoop?: boolean;
-}): Promise<RunBatch> {
-  return runBatch<RunSample>({
-    ...opts,
-    sample: (name) => ({
-      name,
-      t0: performance.now(),
-      t0Wall: Date.now(),
-      modified: 0,
-      modifiedAfterDone: 0,
-    }),
-    send: async (client, name, i, s) => {
-      const run = opts.make(name, i);
-      await withRetry(
-        () => client.create(resourceOf(run.kind), run),
-        opts.stats,
-        opts.signal,
-        (err) => isApiError(err, 409), // an earlier attempt did create it
-      );
-      s.created = performance.now();
-    },
-  });
-}
-
-/** The measured runs' timelines as CSV, in ms since the batch's first create. */
+/** The measured runs' timelines as CSV. */
 export function runSamplesCsv(batch: RunBatch): string {
-  const rel = (t: number | undefined) => (t === undefined ? "" : (t - batch.start).toFixed(1));
-  const rows = batch.samples.map((s) =>
-    [
-      s.name,
-      rel(s.t0),
-      rel(s.created),
-      rel(s.started),
-      rel(s.running),
-      rel(s.done),
-      s.startTimeMs === undefined ? "" : (s.startTimeMs - s.t0Wall).toFixed(0),
-      s.doneWall === undefined ? "" : (s.doneWall - s.t0Wall).toFixed(0),
-      s.modified,
-      s.modifiedAfterDone,
-      JSON.stringify(s.failed ?? ""),
-    ].join(","),
-  );
-  return `${RUN_SAMPLES_CSV_HEADER}${rows.join("\n")}\n`;
+  const rel = (t?: number) => (t === undefined ? "" : (t - batch.start).toFixed(1));
+  const rows = batch.samples.map((s) => CSV.map(([, cell]) => cell(s, rel)).join(","));
+  return [CSV.map(([h]) => h).join(","), ...rows, ""].join("\n");
 }
-const RUN_SAMPLES_CSV_HEADER =
-  "name,t0,created,startedSeen,runningSeen,succeededSeen,startTimeMinusT0Wall,succeededSeenMinusT0Wall,modified,modifiedAfterDone,failed\n";

@@ -15,8 +15,6 @@ import type { KubeClient } from "@quarry/kube";
 import { commitFiles, fastImport, historyCommits, initBare, taskYaml } from "./git-repo.ts";
 import { log } from "./run.ts";
 
-// ---- cluster ----
-
 /** The cluster workload's Task names: request i asks for clusterTaskName(i, tasks). */
 const clusterTaskName = (i: number, tasks: number): string =>
   `bench-task-${String(i % tasks).padStart(3, "0")}`;
@@ -37,61 +35,37 @@ export function clusterRequest(namespace: string, name: string, i: number, tasks
   );
 }
 
-// ---- git ----
-
-export interface GitWorkload {
-  /** bench.git on disk, for commits a benchmark adds */
-  bare: string;
-  url: string;
-  /** the one-file repository warm-ups read */
-  warmUrl: string;
-  /** main's first commit: the Task files on top of the bulk */
-  c1: string;
-  files: number;
-  bulkFiles: number;
-  /** the file request i reads */
-  taskPath(i: number): string;
-}
+/** bench.git (`bare` on disk, for commits a benchmark adds; `c1`: main's first commit) and warmup.git. */
+export type GitWorkload = Awaited<ReturnType<typeof buildGitWorkload>>;
 
 /** Builds bench.git and warmup.git in the server's root. */
-export async function buildGitWorkload(
-  server: GitServer,
-  opts: { files: number; bulkMb: number },
-): Promise<GitWorkload> {
+export async function buildGitWorkload(server: GitServer, opts: { files: number; bulkMb: number }) {
   const { files } = opts;
   const taskPath = (i: number) => `tasks/t-${String(i % files).padStart(5, "0")}.yaml`;
   const bare = join(server.root, "bench.git");
   const bulkFiles = Math.round((opts.bulkMb * 1024) / 16);
   log(`building bench.git: ${files} Task files, ${bulkFiles} files of 16 KiB with 20 commits of history`);
   await initBare(bare);
-  if (bulkFiles > 0) {
-    await fastImport(
-      bare,
-      historyCommits({
-        files: bulkFiles,
-        fileBytes: 16 * 1024,
-        commits: 20,
-        filesPerCommit: 10,
-        dir: "bulk",
-      }),
-    );
-  }
+  const bulk = { files: bulkFiles, fileBytes: 16 * 1024, commits: 20, filesPerCommit: 10, dir: "bulk" };
+  if (bulkFiles > 0) await fastImport(bare, historyCommits(bulk));
   const tasks: Record<string, string> = {};
   for (let i = 0; i < files; i++) tasks[taskPath(i)] = taskYaml(`t-${i}`, "v1");
   const c1 = await commitFiles(bare, "main", tasks, "tasks", bulkFiles > 0 ? undefined : "");
+  const warmUrl = await buildWarmupRepo(server);
+  return { bare, url: server.url("bench.git"), warmUrl, c1, files, bulkFiles, taskPath };
+}
+
+/** warmup.git in the server's root: one commit with one Task at `task.yaml`; returns its URL. */
+export async function buildWarmupRepo(server: GitServer): Promise<string> {
   const warmBare = join(server.root, "warmup.git");
   await initBare(warmBare);
   await commitFiles(warmBare, "main", { "task.yaml": taskYaml("warm-up") }, "warm-up", "");
-  return {
-    bare,
-    url: server.url("bench.git"),
-    warmUrl: server.url("warmup.git"),
-    c1,
-    files,
-    bulkFiles,
-    taskPath,
-  };
+  return server.url("warmup.git");
 }
+
+/** git-resolver-config's `allowed-urls` for the fixture server's repositories only. */
+export const allowedUrls = (server: GitServer): string =>
+  `${server.baseUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/.*`;
 
 /**
  * The git namespace's ConfigMaps: the resolver may fetch from the fixture server only (plus any
@@ -105,8 +79,7 @@ export async function configureGitNamespace(
   lifecycleTimeout: string,
   gitConfig: Record<string, string> = {},
 ): Promise<void> {
-  const allowed = `${server.baseUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/.*`;
-  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowed, ...gitConfig });
+  await setConfig(scn, "git-resolver-config", { "allowed-urls": allowedUrls(server), ...gitConfig });
   await setConfig(scn, "lifecycle-controller-config", {
     "default-maximum-resolution-timeout": lifecycleTimeout,
   });
