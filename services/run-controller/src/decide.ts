@@ -105,34 +105,30 @@ function enforce(
   const view = runView(run);
   const policy = policyFor(world.config, view.target);
   const grace = formatDuration(policy.graceMs);
-  if (view.cancelRequested && world.cancelSeenAt !== undefined && due(world.cancelSeenAt + policy.graceMs)) {
+  const cancelled = (why: string) => {
     const message = cancelMessage(run);
     return {
       change: markCancelled(run, world.now, message),
-      enforcement: {
-        reason: view.reasons.cancelled,
-        message,
-        why: `cancel requested and the controller of ${targetName(view)} did not stop the run within ${grace}`,
-      },
+      enforcement: { reason: view.reasons.cancelled, message, why },
     };
+  };
+  if (view.cancelRequested && world.cancelSeenAt !== undefined && due(world.cancelSeenAt + policy.graceMs)) {
+    return cancelled(
+      `cancel requested and the controller of ${targetName(view)} did not stop the run within ${grace}`,
+    );
   }
   const initialised = getCondition(run, CONDITION_SUCCEEDED) !== undefined;
   if (!initialised) {
     const created = eventTime(run.metadata.creationTimestamp) ?? world.now;
     if (!due(created + policy.initialUpdateTimeoutMs)) return undefined;
+    const within = formatDuration(policy.initialUpdateTimeoutMs);
+    // the user's cancel wins over a missing controller: a PipelineRun cancelled early reports Cancelled
     if (view.cancelRequested) {
-      // the user's cancel wins over a missing controller: a PipelineRun cancelled early reports Cancelled
-      const message = cancelMessage(run);
-      return {
-        change: markCancelled(run, world.now, message),
-        enforcement: {
-          reason: view.reasons.cancelled,
-          message,
-          why: `cancel requested and no controller initialised the status of this ${run.kind} within ${formatDuration(policy.initialUpdateTimeoutMs)}`,
-        },
-      };
+      return cancelled(
+        `cancel requested and no controller initialised the status of this ${run.kind} within ${within}`,
+      );
     }
-    const message = `no controller initialised the status of this ${run.kind} within ${formatDuration(policy.initialUpdateTimeoutMs)}: nothing handles ${targetName(view)}`;
+    const message = `no controller initialised the status of this ${run.kind} within ${within}: nothing handles ${targetName(view)}`;
     return {
       change: markFailed(run, world.now, ReasonControllerNotFound, message),
       enforcement: { reason: ReasonControllerNotFound, message, why: message },
