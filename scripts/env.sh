@@ -89,4 +89,9 @@ quarry_setup() {
   # dev/devcluster/src/tekton.ts runs build-tekton.sh, which waits on the build's lock.
   echo "[setup] Tekton Pipelines in the background (log: $QUARRY_CACHE/logs/build-tekton.log)" >&2
   bash "$QUARRY_ROOT/dev/devcluster/src/build-tekton.sh" >"$QUARRY_CACHE/logs/build-tekton.log" 2>&1 </dev/null &
+  # Gitea (the real forge of the git-api-gitea scenario; ~4-5 min the first time on 2 cores) in
+  # the background the same way: dev/devcluster/src/gitea.ts runs build-gitea.sh, which waits on
+  # the build's lock and then finds it cached.
+  echo "[setup] gitea in the background (log: $QUARRY_CACHE/logs/build-gitea.log)" >&2
+  bash "$QUARRY_ROOT/dev/devcluster/src/build-gitea.sh" >"$QUARRY_CACHE/logs/build-gitea.log" 2>&1 </dev/null &
 }

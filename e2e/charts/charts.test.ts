@@ -179,6 +179,33 @@ describe("value blocks (lifecycle-controller)", () => {
     assert.deepEqual(find(template(svc), "ConfigMap", `${svc}-config`)?.data, {});
   });
 
+  test("secretReads: get on exactly the named Secrets in their namespace, nothing by default", () => {
+    const rbacKinds = (docs: ReturnType<typeof template>) =>
+      docs.filter((d) => d.metadata?.name?.includes("secret-reads")).map((d) => d.kind);
+    assert.deepEqual(rbacKinds(template("git-resolver")), [], "no grant unless asked");
+    const docs = template("git-resolver", [
+      "--set=secretReads[0].namespace=tekton-pipelines-resolvers",
+      "--set=secretReads[0].secrets[0]=github-api-token",
+    ]);
+    const role = find(docs, "Role", "quarry-git-resolver-secret-reads-0") as unknown as {
+      metadata: { namespace: string };
+      rules: unknown[];
+    };
+    assert.equal(role.metadata.namespace, "tekton-pipelines-resolvers");
+    assert.deepEqual(role.rules, [
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["github-api-token"], verbs: ["get"] },
+    ]);
+    const binding = find(docs, "RoleBinding", "quarry-git-resolver-secret-reads-0") as unknown as {
+      metadata: { namespace: string };
+      subjects: { name: string }[];
+    };
+    assert.equal(binding.metadata.namespace, "tekton-pipelines-resolvers");
+    assert.deepEqual(
+      binding.subjects.map((s) => s.name),
+      ["quarry-git-resolver"],
+    );
+  });
+
   test("PDB, HPA (replicas then left to it), NetworkPolicy toggles", () => {
     const docs = template(svc, [
       "--set=podDisruptionBudget.enabled=true",

@@ -11,6 +11,8 @@ import { BundleResolver } from "@quarry/bundle-resolver/resolver";
 import { ClusterResolver } from "@quarry/cluster-resolver/resolver";
 import { repoRoot } from "@quarry/devcluster/paths";
 import { GitResolver } from "@quarry/git-resolver/resolver";
+import { HttpResolver as HttpSourceResolver } from "@quarry/http-resolver/resolver";
+import { HubResolver } from "@quarry/hub-resolver/resolver";
 import { PipeResolver } from "@quarry/pipe-resolver/resolver";
 import type { Resolver } from "@quarry/resolver-sdk";
 import { HttpResolver } from "@quarry/resolver-template/resolver";
@@ -22,6 +24,8 @@ const RESOLVERS: [chart: string, resolver: Pick<Resolver, "type" | "aliases">][]
   ["bundle-resolver", new BundleResolver({} as never)],
   ["cluster-resolver", new ClusterResolver({})],
   ["pipe-resolver", new PipeResolver({} as never)],
+  ["http-resolver", new HttpSourceResolver({} as never)],
+  ["hub-resolver", new HubResolver({ artifactHubApi: undefined, tektonHubApi: undefined })],
   ["resolver-template", new HttpResolver()],
 ];
 

@@ -14,6 +14,50 @@ const BLOCKED_LOCALHOST =
   /^param "url": refusing to connect to localhost: it resolves to 127\.0\.0\.1, in 127\.0\.0\.1\/32, which blocked-networks blocks$/;
 
 export const EGRESS_CASES: HostileCase[] = [
+  // API mode (repo + org): serverURL is where the resolver connects, so it meets the same egress
+  // checks; the operator's API token (fixture.ts configures one) never follows a request elsewhere
+  {
+    name: "git-api-ssrf-server-url",
+    target: "git",
+    short: true,
+    request: () => ({
+      params: P(
+        ["repo", "r"],
+        ["org", "o"],
+        ["serverURL", "http://127.0.0.1:1"],
+        ["pathInRepo", "task.yaml"],
+      ),
+    }),
+    reason: "Forbidden",
+    message:
+      /^params "serverURL", "org", "repo": refusing to connect to 127\.0\.0\.1: 127\.0\.0\.1 is in 127\.0\.0\.1\/32, which blocked-networks blocks$/,
+  },
+  {
+    name: "git-api-operator-token-elsewhere",
+    target: "git",
+    short: true,
+    request: () => ({
+      params: P(
+        ["repo", "r"],
+        ["org", "o"],
+        ["serverURL", "https://forge.elsewhere.test"],
+        ["pathInRepo", "t.yaml"],
+      ),
+    }),
+    reason: "Forbidden",
+    message:
+      /^param "serverURL": https:\/\/forge\.elsewhere\.test is not the server-url in git-resolver-config, and the resolver's API token is only sent there/,
+  },
+  {
+    name: "git-api-operator-token-other-scm-type",
+    target: "git",
+    request: () => ({
+      params: P(["repo", "r"], ["org", "o"], ["scmType", "gitlab"], ["pathInRepo", "t.yaml"]),
+    }),
+    reason: "Forbidden",
+    message:
+      /^param "scmType": gitlab at https:\/\/forge\.quarry\.test is not the forge in git-resolver-config/,
+  },
   {
     name: "git-egress-name-resolves-blocked",
     target: "git",

@@ -6,13 +6,16 @@ import type { Param, RunFlavour } from "@quarry/api";
 import type { RunInput } from "@quarry/devcluster/runs";
 import { CREDENTIAL_CASES, unusableToken } from "./cases-credentials.ts";
 import { EGRESS_CASES } from "./cases-egress.ts";
+import { HTTP_CASES } from "./cases-http.ts";
+import { HUB_CASES } from "./cases-hub.ts";
 import { PIPE_POLICY_CASES } from "./cases-pipe.ts";
 import { REALM_CASES } from "./cases-realm.ts";
 import type { CredentialCtx } from "./credentials-fixture.ts";
 import type { EgressCtx } from "./egress-fixture.ts";
+import type { HttpCtx } from "./http-fixture.ts";
 import type { RealmCtx } from "./realm-fixture.ts";
 
-export type Target = "git" | "bundles" | "cluster" | "pipe" | "lifecycle" | "run";
+export type Target = "git" | "bundles" | "cluster" | "pipe" | "http" | "hub" | "lifecycle" | "run";
 
 /** What the suite's world holds, as the rows need it. */
 export interface Ctx {
@@ -31,6 +34,8 @@ export interface Ctx {
   egress: EgressCtx;
   /** A registry whose token realm is on another host, and a pull Secret for it (cases-realm.ts). */
   realm: RealmCtx;
+  /** The http resolver's source, a capture its password Secret is not bound to, a blocked name (cases-http.ts). */
+  http: HttpCtx;
   /** 127.0.0.2:PORT of the registry (127.0.0.1 is blocked: egress-fixture.ts). */
   registryHost: string;
   /** A good bundle holding task "build". */
@@ -500,14 +505,14 @@ const CLUSTER: HostileCase[] = [
   cluster(
     "other-namespace",
     "Forbidden",
-    /may not read tasks from namespace/,
+    /access to specified namespace [-a-z0-9]+ is not allowed/,
     (c) => P(["name", "foreign"], ["namespace", c.otherNamespace]),
     true,
   ),
   cluster(
     "kube-system",
     "Forbidden",
-    /may not read tasks from namespace kube-system/,
+    /access to specified namespace kube-system is not allowed/,
     () => P(["name", "x"], ["namespace", "kube-system"]),
     true,
   ),
@@ -647,8 +652,9 @@ const LIFECYCLE: HostileCase[] = [
     { "resolution.tekton.dev/type": "nonesuch" },
     true,
   ),
-  lifecycle("unknown-alias", "NoResolver", /no resolver for type hub answered/, {
-    "resolution.tekton.dev/resolver": "hub",
+  // an alias label naming a type nobody serves
+  lifecycle("unknown-alias", "NoResolver", /no resolver for type tarball answered/, {
+    "resolution.tekton.dev/resolver": "tarball",
   }),
 ];
 
@@ -757,4 +763,6 @@ export const CASES: readonly HostileCase[] = [
   ...PIPE_POLICY_CASES,
   ...EGRESS_CASES,
   ...REALM_CASES,
+  ...HTTP_CASES,
+  ...HUB_CASES,
 ];

@@ -1,6 +1,6 @@
 // The hostile-input suite's world: one namespace on the shared control plane
 // with every resolver and controller running as its real process under its
-// shipped RBAC (lifecycle, git, bundles, cluster, pipe, run-controller, Wait),
+// shipped RBAC (lifecycle, git, bundles, cluster, pipe, http, run-controller, Wait),
 // a real git smart-HTTP server holding the standard repository, a hostile one
 // (YAML bomb, deep nesting, binary, huge, multi-document) and a private one,
 // a real registry with one good bundle, and Secrets that must never leak.
@@ -19,10 +19,22 @@ import { type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/
 import { TASK_YAML } from "@quarry/harness/bundle-scenario";
 import { addPrivateRepo } from "@quarry/harness/git-scenario";
 import { pipeObject, pipeStrategy } from "@quarry/harness/pipe-scenario";
-import { newScenario, type Scenario, setConfig, setLifecycleConfig } from "@quarry/harness/scenario";
+import {
+  mergeConfig,
+  newScenario,
+  type Scenario,
+  setConfig,
+  setLifecycleConfig,
+} from "@quarry/harness/scenario";
 import type { Ctx } from "./cases.ts";
 import { type CredentialWorld, startCredentialWorld } from "./credentials-fixture.ts";
-import { type EgressWorld, SOURCE_ADDRESS, startEgressWorld } from "./egress-fixture.ts";
+import {
+  type EgressWorld,
+  HOSTILE_BLOCKED_NETWORKS,
+  SOURCE_ADDRESS,
+  startEgressWorld,
+} from "./egress-fixture.ts";
+import { type HttpWorld, startHttpWorld } from "./http-fixture.ts";
 import { startPipePolicyWorld } from "./pipe-fixture.ts";
 import { type RealmWorld, startRealmWorld } from "./realm-fixture.ts";
 
@@ -38,6 +50,8 @@ export const SECRETS = {
   otherNamespaceToken: "hostile-other-ns-token-51e0c7",
   /** The password in pull Secret realm-pull, for a registry whose token realm is on another host. */
   registryPassword: "hostile-registry-password-2d8e64",
+  /** The password in Secret http-creds, bound to the http rows' source only. */
+  httpPassword: "hostile-http-password-0b6f2e",
 } as const;
 
 /**
@@ -75,6 +89,8 @@ export interface HostileWorld {
   egress: EgressWorld;
   /** The registry with an unbound token realm (cases-realm.ts). */
   realm: RealmWorld;
+  /** Source, capture and trap of the http rows (cases-http.ts). */
+  http: HttpWorld;
   dispose(): Promise<void>;
 }
 
@@ -86,6 +102,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
   let credentials: CredentialWorld | undefined;
   let egress: EgressWorld | undefined;
   let realm: RealmWorld | undefined;
+  let http: HttpWorld | undefined;
   let disposePipePolicy: (() => Promise<void>) | undefined;
   const cacheDir = mkdtempSync(join(tmpdir(), "quarry-e2e-hostile-cache-"));
   const dispose = async () => {
@@ -96,6 +113,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
     await credentials?.dispose();
     await egress?.dispose();
     await realm?.dispose();
+    await http?.dispose();
     await disposePipePolicy?.();
     rmSync(cacheDir, { recursive: true, force: true });
   };
@@ -193,11 +211,21 @@ export async function startHostileWorld(): Promise<HostileWorld> {
     // merges its keys into git-resolver-config: keep it after any setConfig of that ConfigMap
     credentials = await startCredentialWorld(scn, server);
     egress = await startEgressWorld(scn);
+    // git API mode: an operator token is configured (its Secret need not exist: the git-api-* rows
+    // are refused before it would be read)
+    await mergeConfig(scn, "git-resolver-config", {
+      "server-url": "https://forge.quarry.test",
+      "api-token-secret-name": "quarry-api-token",
+    });
     realm = await startRealmWorld(scn, SECRETS.registryPassword);
+    http = await startHttpWorld(scn, SECRETS.httpPassword);
     await scn.start("git-resolver", { QUARRY_GIT_CACHE_DIR: cacheDir });
     await scn.start("bundle-resolver");
     await scn.start("cluster-resolver");
     await scn.start("pipe-resolver");
+    await scn.start("http-resolver");
+    await mergeConfig(scn, "hubresolver-config", { "blocked-networks": HOSTILE_BLOCKED_NETWORKS });
+    await scn.start("hub-resolver");
     await scn.start("run-controller");
     await scn.start("wait-task");
 
@@ -210,10 +238,11 @@ export async function startHostileWorld(): Promise<HostileWorld> {
       credentials: credentials.ctx,
       egress: egress.ctx,
       realm: realm.ctx,
+      http: http.ctx,
       registryHost: registry.host,
       bundle,
     };
-    return { scn, ctx, credentials, egress, realm, dispose };
+    return { scn, ctx, credentials, egress, realm, http, dispose };
   } catch (err) {
     await dispose();
     throw err;

@@ -15,6 +15,8 @@ const WRITERS: [service: string, otherType: string][] = [
   ["bundle-resolver", "cluster"],
   ["cluster-resolver", "pipe"],
   ["pipe-resolver", "git"],
+  ["http-resolver", "cluster"],
+  ["hub-resolver", "git"],
 ];
 
 const MARK = "quarry.dev/accepted-by";

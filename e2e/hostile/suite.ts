@@ -16,6 +16,7 @@ import { ADMISSION, CASES, type HostileCase, type Target } from "./cases.ts";
 import { credentialCaptureTest } from "./credentials-check.ts";
 import { egressCaptureTest } from "./egress-fixture.ts";
 import { GLOBAL_TIMEOUT, type HostileWorld, SECRETS, startHostileWorld } from "./fixture.ts";
+import { httpCaptureTest } from "./http-fixture.ts";
 import { realmCaptureTest } from "./realm-fixture.ts";
 import { resolverStatusPolicyTest } from "./status-policy.ts";
 
@@ -24,6 +25,8 @@ const LABELS: Record<Exclude<Target, "lifecycle" | "run">, Record<string, string
   bundles: { "resolution.tekton.dev/type": "bundles" },
   cluster: { "resolution.tekton.dev/type": "cluster" },
   pipe: { "resolution.tekton.dev/type": "pipe" },
+  http: { "resolution.tekton.dev/type": "http" },
+  hub: { "resolution.tekton.dev/type": "hub" },
 };
 
 /** How long every case together may take to end, counted from the last create. */
@@ -203,4 +206,5 @@ export function hostileSuite(full: boolean): void {
   credentialCaptureTest(w);
   egressCaptureTest(w);
   realmCaptureTest(w);
+  httpCaptureTest(w);
 }

@@ -2,9 +2,11 @@
 // umbrella chart into a namespace that enforces the restricted Pod Security
 // level, every service runs as a pod under its own ServiceAccount (tokens from
 // the ServiceAccount admission plugin, in-cluster config through the kubernetes
-// Service), and git, bundle and cluster requests resolve. Deleting the git
+// Service), and git, bundle, cluster, http and hub requests resolve (hub from a
+// protocol fixture of Artifact Hub's API, not a hub). Deleting the git
 // resolver's Deployment switches git off ("no resolver for type git answered
-// within …") while the other sources keep working; `helm upgrade` with three
+// within …") while the other sources keep working, and so does deleting the
+// http resolver's for http and the hub resolver's for hub; `helm upgrade` with three
 // git replicas brings it back and spreads requests over the three pods, none
 // resolved twice; deleting one of the three pods moves its buckets and loses
 // no request; `helm uninstall` leaves nothing behind but the kept CRDs.
@@ -12,6 +14,8 @@
 // The tests run in order on one install: each step is the state the next starts from.
 import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -24,6 +28,8 @@ import { tektonLayer } from "@quarry/devcluster/oci-layout";
 import { type Registry, startRegistry } from "@quarry/devcluster/registry";
 import { waitUntil } from "@quarry/devcluster/wait";
 import { pushLayout, taskYaml } from "@quarry/harness/bundle-scenario";
+import { type HubFixture, startHubFixture } from "@quarry/harness/hub-fixture";
+import { hubTask } from "@quarry/harness/hub-scenario";
 import {
   helm,
   helmAsync,
@@ -64,6 +70,11 @@ let git: GitServer;
 let repo: StandardRepo;
 let registry: Registry;
 let bundleRef: string;
+/** A plain HTTP server on the host's pod-network address serving /task.yaml (the http resolver's source). */
+let web: Server;
+let webBase: string;
+/** An Artifact Hub protocol fixture on the same address (the hub resolver's source, its artifact-hub-urls). */
+let hub: HubFixture;
 let valuesFile: string;
 let values: Record<string, Record<string, unknown>>;
 
@@ -71,12 +82,26 @@ before(async () => {
   node = await sharedNode();
   const t0 = Date.now();
   const images = await importServiceImages(node);
-  console.log(`6 images built or found and imported in ${Date.now() - t0} ms`);
+  console.log(`${services.length} images built or found and imported in ${Date.now() - t0} ms`);
   // the sources listen on the host's pod-network address: pods cannot reach the host's loopback
   git = await startGitServer({ address: node.hostAddress });
   repo = await buildStandardRepo(git.root);
   registry = await startRegistry({ address: node.hostAddress });
   bundleRef = registry.ref("team/tasks:v1");
+  web = createServer((req, res) => {
+    if (req.url === "/task.yaml") return void res.end(taskYaml("fetched-over-http"));
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => web.listen(0, node.hostAddress, r));
+  webBase = `http://${node.hostAddress}:${(web.address() as AddressInfo).port}`;
+  hub = await startHubFixture({ address: node.hostAddress });
+  hub.add({
+    hub: "artifact",
+    catalog: "tekton-catalog-tasks",
+    kind: "task",
+    name: "git-clone",
+    versions: [{ version: "0.9.0", yaml: hubTask("git-clone", "fetched-from-hub") }],
+  });
   await pushLayout(bundleRef, {
     layers: [tektonLayer({ kind: "task", name: "hello", content: taskYaml("hello") })],
   });
@@ -103,6 +128,9 @@ before(async () => {
   Object.assign(values["bundle-resolver"]!, {
     config: { "insecure-registries": registry.host },
   });
+  Object.assign(values["hub-resolver"]!, {
+    config: { "artifact-hub-urls": `- ${hub.base}` },
+  });
   valuesFile = join(tmpdir(), `quarry-in-cluster-values-${process.pid}.yaml`);
   writeFileSync(valuesFile, yaml.dump(values));
 });
@@ -110,6 +138,9 @@ before(async () => {
 after(async () => {
   await git?.stop();
   await registry?.stop();
+  web?.closeAllConnections();
+  web?.close();
+  await hub?.close();
   repo?.builder.dispose();
   rmSync(valuesFile, { force: true });
 });
@@ -133,6 +164,12 @@ const bundleRequest = (name: string) =>
     name: "hello",
     kind: "task",
   });
+
+const httpRequest = (name: string) =>
+  newRequest(scenario().namespace, name, typeLabel("http"), { url: `${webBase}/task.yaml` });
+
+const hubRequest = (name: string) =>
+  newRequest(scenario().namespace, name, typeLabel("hub"), { name: "git-clone", version: "0.9" });
 
 /** The Task `local-task` the second test creates in the tenant namespace. */
 const clusterRequest = (name: string) =>
@@ -195,18 +232,22 @@ test("helm installs the umbrella into a restricted namespace; every service is R
   assert.equal(ns.metadata.labels?.["pod-security.kubernetes.io/enforce"], "restricted");
 });
 
-test("git, bundle and cluster requests resolve through the in-cluster fleet", async () => {
+test("git, bundle, cluster, http and hub requests resolve through the in-cluster fleet", async () => {
   const scn = scenario();
   await applyObject(scn.admin, taskManifest(scn.namespace, "local-task"));
-  const [g, b, c] = await Promise.all([
+  const [g, b, c, h, hb] = await Promise.all([
     resolve(gitRequest("git-first")),
     resolve(bundleRequest("bundle-first")),
     resolve(clusterRequest("cluster-first")),
+    resolve(httpRequest("http-first")),
+    resolve(hubRequest("hub-first")),
   ]);
-  for (const rr of [g, b, c]) assertResolved(rr);
+  for (const rr of [g, b, c, h, hb]) assertResolved(rr);
   assert.match(dataOf(g), /kind: Task/);
   assert.match(dataOf(b), /hello/);
   assert.match(dataOf(c), /local-task/);
+  assert.match(dataOf(h), /fetched-over-http/);
+  assert.equal(dataOf(hb), hubTask("git-clone", "fetched-from-hub"));
 });
 
 test("deleting quarry-git-resolver switches git off with a clear message; bundles and cluster keep resolving", async () => {
@@ -233,6 +274,64 @@ test("deleting quarry-git-resolver switches git off with a clear message; bundle
   assert.equal(cond?.status, "False");
   assert.equal(cond?.reason, "ResolutionTimedOut");
   assert.equal(cond?.message, `no resolver for type git answered within ${GLOBAL_TIMEOUT}`);
+  assertResolved(b);
+  assertResolved(c);
+});
+
+test("deleting quarry-http-resolver switches http off; bundles and cluster keep resolving", async () => {
+  const scn = scenario();
+  await scn.admin.delete(kinds.Deployment!, SYSTEM, "quarry-http-resolver", {
+    propagationPolicy: "Foreground",
+  });
+  await waitUntil(
+    "the http resolver's pods gone",
+    async () =>
+      (
+        await scn.admin.list<Pod>(kinds.Pod!, SYSTEM, {
+          labelSelector: "app.kubernetes.io/name=http-resolver",
+        })
+      ).items.length === 0,
+    { timeoutMs: 60_000 },
+  );
+  const [h, b, c] = await Promise.all([
+    resolve(httpRequest("http-off"), 60_000),
+    resolve(bundleRequest("bundle-on-2")),
+    resolve(clusterRequest("cluster-on-2")),
+  ]);
+  const cond = succeeded(h);
+  assert.equal(cond?.status, "False");
+  assert.equal(cond?.reason, "ResolutionTimedOut");
+  assert.equal(cond?.message, `no resolver for type http answered within ${GLOBAL_TIMEOUT}`);
+  assertResolved(b);
+  assertResolved(c);
+});
+
+test("deleting quarry-hub-resolver switches hub off; bundles and cluster keep resolving", async () => {
+  const scn = scenario();
+  await scn.admin.delete(kinds.Deployment!, SYSTEM, "quarry-hub-resolver", {
+    propagationPolicy: "Foreground",
+  });
+  await waitUntil(
+    "the hub resolver's pods gone",
+    async () =>
+      (
+        await scn.admin.list<Pod>(kinds.Pod!, SYSTEM, {
+          labelSelector: "app.kubernetes.io/name=hub-resolver",
+        })
+      ).items.length === 0,
+    { timeoutMs: 60_000 },
+  );
+  const asked = hub.requests.length;
+  const [hb, b, c] = await Promise.all([
+    resolve(hubRequest("hub-off"), 60_000),
+    resolve(bundleRequest("bundle-on-3")),
+    resolve(clusterRequest("cluster-on-3")),
+  ]);
+  const cond = succeeded(hb);
+  assert.equal(cond?.status, "False");
+  assert.equal(cond?.reason, "ResolutionTimedOut");
+  assert.equal(cond?.message, `no resolver for type hub answered within ${GLOBAL_TIMEOUT}`);
+  assert.equal(hub.requests.length, asked, "the hub fixture heard nothing");
   assertResolved(b);
   assertResolved(c);
 });

@@ -65,6 +65,8 @@ const everythingOn = [
     "bundle-resolver",
     "cluster-resolver",
     "pipe-resolver",
+    "http-resolver",
+    "hub-resolver",
   ].flatMap((s) => [
     `--set=${s}.podDisruptionBudget.enabled=true`,
     `--set=${s}.autoscaling.enabled=true`,
@@ -89,7 +91,7 @@ test("the default render (deploy/) is accepted too, and its pods pass Pod Securi
   for (const m of docs) await dryRunApply(m);
   // PodSecurity enforces on pods, not Deployments: dry-run a pod of each Deployment's template
   const deployments = docs.filter((d) => d.kind === "Deployment");
-  assert.equal(deployments.length, 6);
+  assert.equal(deployments.length, 8);
   for (const d of deployments) {
     // the ServiceAccount admission plugin refuses a pod whose ServiceAccount is missing (even dry-run)
     const sa = docs.find(

@@ -1,5 +1,5 @@
-// By default a request reads only its own namespace; allowed-namespaces
-// (reloaded live) widens that, blocked-namespaces always wins.
+// With neither namespace key set a request reads only its own namespace;
+// allowed-namespaces (reloaded live) widens that, a blocked entry wins.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyObject } from "@quarry/devcluster/apply";
@@ -40,7 +40,9 @@ test("another namespace is forbidden by default, naming both namespaces", async 
   assert.equal(reason, "Forbidden");
   assert.match(
     condition.message ?? "",
-    new RegExp(`namespace ${scenario().namespace} may not read tasks from namespace ${shared}`),
+    new RegExp(
+      `access to specified namespace ${shared} is not allowed: .* reads only its own namespace \\(${scenario().namespace}\\)`,
+    ),
   );
 });
 

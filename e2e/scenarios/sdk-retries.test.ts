@@ -23,7 +23,8 @@ before(async () => {
 });
 after(() => web.close());
 const scenario = useScenario("sdk-retry", {
-  setup: (scn) => setConfig(scn, "http-resolver-config", { "max-attempts": "3", "resolution-timeout": "1s" }),
+  setup: (scn) =>
+    setConfig(scn, "resolver-template-config", { "max-attempts": "3", "resolution-timeout": "1s" }),
   start: ["lifecycle-controller", "resolver-template"],
 });
 const http = { "resolution.tekton.dev/type": "http" };

@@ -1,7 +1,7 @@
 // Two lifecycle reconcilers on one Tekton cluster: Tekton's pipelines controller has its own
 // ResolutionRequest reconciler, and Quarry's lifecycle controller runs beside it (Quarry's
 // choice, docs/tekton-drop-in.md §3). Both time requests out, so the shorter global deadline
-// wins, whichever side holds it: a TaskRun whose resolver nobody serves (`hub`) fails
+// wins, whichever side holds it: a TaskRun whose resolver nobody serves (`tarball`) fails
 // TaskRunResolutionFailed after Quarry's 4s with Quarry's "no resolver" message while Tekton's
 // is 1m; with the deadlines swapped (Tekton 3s, Quarry 1m) after Tekton's 3s with Tekton's
 // message. Either way the request passes through one in-progress and one terminal state: the
@@ -41,7 +41,7 @@ after(() => transitions?.stop());
 async function unservedRun(t: TektonCluster, name: string) {
   const started = Date.now();
   await createRun(t, taskRuns, name, {
-    taskRef: { resolver: "hub", params: params({ name: "build", kind: "task" }) },
+    taskRef: { resolver: "tarball", params: params({ name: "build", kind: "task" }) },
   });
   const run = await waitRun(
     t,
@@ -66,7 +66,7 @@ test("Quarry's deadline shorter than Tekton's: Quarry times the request out, wit
   const { run, elapsedMs, rr } = await unservedRun(t, "quarry-deadline");
   const cond = succeeded(rr);
   assert.equal(cond?.reason, "ResolutionTimedOut");
-  assert.equal(cond?.message, "no resolver for type hub answered within 4s");
+  assert.equal(cond?.message, "no resolver for type tarball answered within 4s");
   const runCond = run.status?.conditions?.find((c) => c.type === "Succeeded");
   assert.equal(runCond?.reason, "TaskRunResolutionFailed");
   assert.ok(runCond?.message?.includes(cond.message), runCond?.message);

@@ -60,6 +60,10 @@ spec:
             {{- with .Values.watchNamespace }}
             - {name: QUARRY_WATCH_NAMESPACE, value: {{ . | quote }}}
             {{- end }}
+            {{- with .Values.tektonCacheConfig }}
+            # Tekton's resolver-cache-config, read in place (its Role: quarry-lib.rbacObjects)
+            - {name: QUARRY_TEKTON_CACHE_CONFIG, value: {{ . | quote }}}
+            {{- end }}
             {{- with include "quarry-lib.tracingEnv" . | trim }}{{ . | nindent 12 }}{{ end }}
             {{- with .Values.nodeOptions }}
             - {name: NODE_OPTIONS, value: {{ . | quote }}}

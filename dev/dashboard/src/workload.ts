@@ -82,7 +82,8 @@ const MIX: [number, Make][] = [
   [1.5, () => ({ type: "cluster", params: { kind: "task", name: "deploy" } })],
   [0.5, () => ({ type: "cluster", params: { kind: "widget", name: "build" } })],
   [1, () => ({ type: "pipe", params: { pipe: "self-signed", cn: "ci.example.test" } })],
-  [1, () => ({ type: "hub", params: { name: "golang-build", version: "0.4" } })],
+  // a type no Quarry resolver serves: times out with "no resolver for type tarball answered"
+  [1, () => ({ type: "tarball", params: { url: "https://example.invalid/tasks.tgz", path: "build.yaml" } })],
 ];
 const TOTAL_WEIGHT = MIX.reduce((s, [w]) => s + w, 0);
 

@@ -15,6 +15,8 @@ export const services = [
   "bundle-resolver",
   "cluster-resolver",
   "pipe-resolver",
+  "http-resolver",
+  "hub-resolver",
 ] as const;
 
 let cached: string | undefined;

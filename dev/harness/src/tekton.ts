@@ -7,7 +7,7 @@
 // Private: Tekton's structural CRDs for Task/Pipeline and its CustomRun CRD would replace the
 // stand-ins and Quarry's run CRDs the other scenarios share. No node: pods Tekton creates stay
 // pending, so the scenarios assert on resolution and on CustomRuns (no pod) only.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
@@ -27,8 +27,9 @@ import {
 } from "@quarry/devcluster/tekton";
 import { waitUntil } from "@quarry/devcluster/wait";
 import type { KubeObject, ResourceType } from "@quarry/kube";
+import yaml from "js-yaml";
 import { adminClient } from "./env.ts";
-import { newScenario, type Scenario, setLifecycleConfig } from "./scenario.ts";
+import { dataOf, newScenario, type Scenario, setLifecycleConfig, succeeded } from "./scenario.ts";
 
 export const taskRuns: ResourceType = {
   group: "tekton.dev",
@@ -83,8 +84,13 @@ export interface TektonClusterOptions {
   /**
    * Quarry's processes to start, each with its env (default: the lifecycle controller and the
    * git, bundle and cluster resolvers). The CustomRun scenarios start a custom task's controller.
+   * A function is called after `setup`, so an env can name a server `setup` started.
    */
-  services?: Record<string, Record<string, string>>;
+  services?:
+    | Record<string, Record<string, string>>
+    | ((t: Omit<TektonCluster, "tekton">) => Record<string, Record<string, string>>);
+  /** Write kube-apiserver's audit log, so a scenario can say who wrote each request's status. */
+  auditLog?: boolean;
 }
 
 const RESOLUTION_SERVICES = ["lifecycle-controller", "git-resolver", "bundle-resolver", "cluster-resolver"];
@@ -100,7 +106,7 @@ export function useTektonCluster(prefix: string, opts: TektonClusterOptions): ()
   before(async () => {
     // built by quarry_setup in the background; waits on its lock, minutes the first time
     const tektonDir = await buildTekton();
-    cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1" });
+    cp = await startControlPlane({ keep: process.env.QUARRY_E2E_KEEP === "1", auditLog: opts.auditLog });
     const info = { server: cp.server, caFile: cp.caFile, dir: cp.dir, adminKubeconfig: cp.adminKubeconfig };
     const admin = adminClient(info);
     // Tekton owns CustomRun: none of Quarry's run CRDs
@@ -123,7 +129,10 @@ export function useTektonCluster(prefix: string, opts: TektonClusterOptions): ()
     const partial = { cp, scn, gitServer, gitUrl: gitServer.url("defs.git"), gitCommit, registry };
     await opts.setup?.(partial);
     if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
-    const services = opts.services ?? Object.fromEntries(RESOLUTION_SERVICES.map((s) => [s, {}]));
+    const services =
+      typeof opts.services === "function"
+        ? opts.services(partial)
+        : (opts.services ?? Object.fromEntries(RESOLUTION_SERVICES.map((s) => [s, {}])));
     for (const [service, env] of Object.entries(services))
       await scn.start(service, service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: cacheDir, ...env } : env);
     tekton = await startTektonController(admin, {
@@ -211,4 +220,167 @@ export function assertContains(actual: unknown, expected: unknown, path = "$"): 
     throw new Error(`${path}: expected an object, got ${JSON.stringify(actual)}`);
   for (const [k, v] of Object.entries(expected))
     assertContains((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
+}
+
+/**
+ * The users whose PATCH or PUT of `request`'s status succeeded, from the audit log (a cluster
+ * started with `auditLog`), e.g. `system:serviceaccount:<ns>:quarry-http-resolver`. Waits until
+ * `including` is one of them: the apiserver writes an event once its response is sent.
+ */
+export function statusWritersOf(t: TektonCluster, request: string, including: string): Promise<string[]> {
+  const file = t.cp.auditLog;
+  if (!file) throw new Error("statusWritersOf needs a Tekton cluster started with auditLog");
+  return waitUntil(`an audited status write of ResolutionRequest ${request}`, async () => {
+    const writers = new Set<string>();
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      if (!line.includes('"resolutionrequests"')) continue;
+      let e: AuditEvent;
+      try {
+        e = JSON.parse(line) as AuditEvent;
+      } catch {
+        continue; // a line still being written
+      }
+      const ref = e.objectRef;
+      const ok = (e.responseStatus?.code ?? 0) < 300;
+      if (ref?.subresource === "status" && ref.name === request && ok && WRITES.has(e.verb ?? ""))
+        writers.add(e.user?.username ?? "");
+    }
+    return writers.has(including) ? [...writers].sort() : undefined;
+  });
+}
+
+/** Every user the audit log saw whose name starts with `prefix` (e.g. a namespace's ServiceAccounts). */
+export function auditedUsers(t: TektonCluster, prefix: string): string[] {
+  const file = t.cp.auditLog;
+  if (!file) throw new Error("auditedUsers needs a Tekton cluster started with auditLog");
+  const users = new Set<string>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const m = /"username":"([^"]*)"/.exec(line);
+    if (m?.[1]?.startsWith(prefix)) users.add(m[1]);
+  }
+  return [...users].sort();
+}
+
+/** The ServiceAccount user each of Quarry's processes in the scenario runs as, by service. */
+export function quarryUsers(t: TektonCluster): Map<string, string> {
+  return new Map(
+    [...t.scn.identities].map(([service, id]) => [
+      service,
+      `system:serviceaccount:${id.namespace}:${id.serviceAccount}`,
+    ]),
+  );
+}
+
+/** The users Tekton's release runs its resolvers Deployment as (config/resolvers). */
+export const TEKTON_RESOLVERS_USERS = "system:serviceaccount:tekton-pipelines-resolvers:";
+
+/** Tekton's pipelines controller, whose ResolutionRequest reconciler initialises and times out requests. */
+export const TEKTON_CONTROLLER_USER = "system:serviceaccount:tekton-pipelines:tekton-pipelines-controller";
+
+/**
+ * Tekton's resolvers at zero replicas, as an operator leaves them for Quarry: this harness never
+ * starts Tekton's `resolvers` process, and this shows nothing else answered in its place. Every
+ * successful status write of `request` was made by one of Quarry's processes, `service` (the
+ * resolver expected to answer) among them, or by Tekton's pipelines controller (its
+ * ResolutionRequest reconciler marks a request started and times it out; it never resolves), and
+ * no user of Tekton's resolvers namespace made any API call at all.
+ */
+export async function assertAnsweredByQuarry(t: TektonCluster, request: string, service: string) {
+  const quarry = quarryUsers(t);
+  const resolver = quarry.get(service);
+  if (!resolver) throw new Error(`${service} is not one of this scenario's processes`);
+  const writers = await statusWritersOf(t, request, resolver);
+  const allowed = new Set([...quarry.values(), TEKTON_CONTROLLER_USER]);
+  const others = writers.filter((w) => !allowed.has(w));
+  if (others.length > 0)
+    throw new Error(
+      `${request}: status written by ${others.join(", ")} (all writers: ${writers.join(", ")})`,
+    );
+  const tekton = auditedUsers(t, TEKTON_RESOLVERS_USERS);
+  if (tekton.length > 0) throw new Error(`Tekton's resolvers made API calls as ${tekton.join(", ")}`);
+}
+
+const WRITES = new Set(["patch", "update"]);
+
+interface AuditEvent {
+  verb?: string;
+  user?: { username?: string };
+  objectRef?: { resource?: string; subresource?: string; name?: string };
+  responseStatus?: { code?: number };
+}
+
+/** What Tekton's own resolver would have answered for a run's request, computed as Tekton computes it. */
+export interface TektonAnswer {
+  /** The request's type label (`resolution.tekton.dev/type`). */
+  type: string;
+  /** Quarry's process expected to answer it. */
+  service: string;
+  /** The YAML, byte for byte. */
+  data: string;
+  refSource: RefSource;
+}
+
+/**
+ * Waits for run `name` to store its definition, then holds Quarry to what Tekton's resolver would
+ * have produced: the request's data and refSource, the spec Tekton stored (it adds defaults) and
+ * its status.provenance.refSource, and no other resolver answering (`assertAnsweredByQuarry`).
+ */
+export async function expectResolvedAsTekton(
+  t: TektonCluster,
+  rt: ResourceType,
+  name: string,
+  want: TektonAnswer,
+): Promise<{ run: TektonRun; request: ResolutionRequest }> {
+  const specField = rt.kind === "TaskRun" ? "taskSpec" : "pipelineSpec";
+  const run = await waitRun(
+    t,
+    rt,
+    name,
+    `status.${specField} stored`,
+    (x) => x.status?.[specField] !== undefined || succeededOf(x)?.status === "False",
+  );
+  if (run.status?.[specField] === undefined)
+    throw new Error(`${rt.kind} ${name} failed: ${JSON.stringify(succeededOf(run))}`);
+  const request = await requestOwnedBy(t, run);
+  const label = request.metadata.labels?.["resolution.tekton.dev/type"];
+  if (label !== want.type) throw new Error(`${name}: request type ${label}, not ${want.type}`);
+  const cond = succeeded(request);
+  if (cond?.status !== "True") throw new Error(`${name}: request not resolved: ${JSON.stringify(cond)}`);
+  if (dataOf(request) !== want.data)
+    throw new Error(
+      `${name}: data differs from Tekton's\n--- Quarry\n${dataOf(request)}\n--- Tekton\n${want.data}`,
+    );
+  assertContains(request.status?.refSource, want.refSource, `${name}: request refSource`);
+  assertContains(want.refSource, request.status?.refSource, `${name}: request refSource (no extra keys)`);
+  assertContains(run.status?.provenance?.refSource, want.refSource, `${name}: status.provenance.refSource`);
+  const doc = yaml.load(want.data) as { spec: Record<string, unknown> };
+  assertContains(run.status?.[specField], doc.spec, `${name}: status.${specField}`);
+  await assertAnsweredByQuarry(t, request.metadata.name!, want.service);
+  return { run, request };
+}
+
+/**
+ * Waits for run `name` to fail and holds it to Tekton's reason for a resolution failure, its
+ * message carrying the message of Quarry's failed request; returns both.
+ */
+export async function expectResolutionFailure(
+  t: TektonCluster,
+  rt: ResourceType,
+  name: string,
+  want: { service: string; runReason: string },
+): Promise<{ run: TektonRun; request: ResolutionRequest }> {
+  const run = await waitRun(t, rt, name, "failed", (x) => succeededOf(x)?.status === "False");
+  const request = await requestOwnedBy(t, run);
+  const cond = succeeded(request);
+  if (cond?.status !== "False") throw new Error(`${name}: request not failed: ${JSON.stringify(cond)}`);
+  const runCond = succeededOf(run);
+  if (runCond?.reason !== want.runReason)
+    throw new Error(`${name}: run reason ${runCond?.reason}, not ${want.runReason}: ${runCond?.message}`);
+  if (!runCond.message?.includes(cond.message ?? "<none>"))
+    throw new Error(
+      `${name}: the run's message does not carry Quarry's\n  run: ${runCond.message}\n  Quarry: ${cond.message}`,
+    );
+  if (run.status?.provenance?.refSource !== undefined) throw new Error(`${name}: provenance for a failure`);
+  await assertAnsweredByQuarry(t, request.metadata.name!, want.service);
+  return { run, request };
 }

@@ -2,4 +2,4 @@
 import { runResolver } from "@quarry/resolver-sdk";
 import { HttpResolver } from "./resolver.ts";
 
-await runResolver(new HttpResolver(), { configMap: "http-resolver-config" });
+await runResolver(new HttpResolver(), { configMap: "resolver-template-config" });

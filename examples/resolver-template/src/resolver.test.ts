@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import type { ResolveContext } from "@quarry/resolver-sdk";
-import { ResolutionError } from "@quarry/resolver-sdk";
+import { configKeyWarnings, ResolutionError } from "@quarry/resolver-sdk";
 import { HttpResolver } from "./resolver.ts";
 
 let base = "";
@@ -112,5 +112,17 @@ test("a link-local metadata address is refused before any lookup; a bad key fail
   assert.throws(
     () => resolver.validateConfig({ "blocked-networks": "10.0.0.0/8" }),
     /blocked-networks: .*add "default"/,
+  );
+});
+
+test("the template declares its keys: the egress keys pass, any other key is reported", () => {
+  const keys = new HttpResolver().configKeys;
+  assert.deepEqual(
+    configKeyWarnings({ proxy: "", "ca-bundle": "", "resolution-timeout": "5s" }, "http", keys),
+    [],
+  );
+  assert.deepEqual(
+    configKeyWarnings({ "fetch-timeout": "1m" }, "http", keys).map((w) => [w.key, w.reason]),
+    [["fetch-timeout", "UnknownConfigKey"]],
   );
 });

@@ -9,6 +9,7 @@
 // proxy and CAs, and a body read no further than the 1 MiB a result may hold.
 import {
   configParser,
+  EGRESS_KEYS,
   EgressDispatchers,
   EgressError,
   effectiveEgress,
@@ -28,6 +29,7 @@ import {
 } from "@quarry/resolver-sdk";
 
 export class HttpResolver implements Resolver {
+  // the real http resolver (services/http-resolver) answers "http" too: a copy picks its own type
   readonly type = "http";
   // The runtime checks params against this schema; its messages name the param.
   readonly paramsSchema = {
@@ -36,6 +38,9 @@ export class HttpResolver implements Resolver {
     additionalProperties: false,
     properties: { url: { type: "string", pattern: "^https?://" } },
   };
+  // The ConfigMap's keys this resolver reads besides the runtime's: any other key there is logged
+  // and raised as a Warning Event on the ConfigMap, so a typo never silently does nothing.
+  readonly configKeys = { known: Object.values(EGRESS_KEYS) };
   // ca-bundle, proxy, no-proxy, blocked-networks from the ConfigMap, parsed once per load
   private readonly egress = configParser((config) => effectiveEgress(parseEgress(config)));
   // connections are pooled per egress setting across requests

@@ -213,8 +213,9 @@ export function lifecycleDeletesPolicy(): Manifest[] {
 
 /**
  * Each resolver's ServiceAccount (charts/<service>/rbac.yaml; the name is fixed, the namespace is
- * the install's) → the one canonical type it serves. `quarry-http-resolver` is
- * examples/resolver-template's: a copy of the template under that name is held to its type too.
+ * the install's) → the one canonical type it serves. `quarry-resolver-template` is
+ * examples/resolver-template's (a toy `http` resolver): a copy of the template run under that name
+ * is held to its type too, and never shares the real http resolver's ServiceAccount.
  */
 export const RESOLVER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = Object.freeze({
   "quarry-git-resolver": "git",
@@ -222,6 +223,8 @@ export const RESOLVER_SERVICE_ACCOUNTS: Readonly<Record<string, string>> = Objec
   "quarry-cluster-resolver": "cluster",
   "quarry-pipe-resolver": "pipe",
   "quarry-http-resolver": "http",
+  "quarry-hub-resolver": "hub",
+  "quarry-resolver-template": "http",
 });
 
 /** A canonical resolver type and the alias names that mean it (`bundles`, `bundle`): what its informer selects. */

@@ -23,6 +23,7 @@ export {
   isPermanentError,
   PermanentError,
   TransientError,
+  transientBackoff,
   transientRetryAfter,
   WatchExpiredError,
   watchEventError,
@@ -43,7 +44,7 @@ export {
   serviceAccounts,
 } from "./client/resources.ts";
 // config: live ConfigMaps and the values in them
-export { ConfigError, type ConfigMapObject, LiveConfig } from "./config/config.ts";
+export { ConfigError, type ConfigMapObject, type ConfigWarning, LiveConfig } from "./config/config.ts";
 export { configDuration, configPattern, configPatterns } from "./config/config-values.ts";
 export { formatDuration, parseDuration } from "./config/duration.ts";
 export { parseSize } from "./config/size.ts";

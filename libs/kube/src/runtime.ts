@@ -16,7 +16,7 @@ import {
 import { type KubeClient, type KubeObject, RestKubeClient } from "./client/client.ts";
 import { KubeEventRecorder } from "./client/events.ts";
 import type { ResourceType } from "./client/resources.ts";
-import { LiveConfig } from "./config/config.ts";
+import { LiveConfig, type LiveConfigOptions } from "./config/config.ts";
 import { parseDuration } from "./config/duration.ts";
 import { BucketOwnership } from "./ha/bucket-ownership.ts";
 import type { BucketSet, BucketStatus } from "./ha/bucket-set.ts";
@@ -153,13 +153,16 @@ export class ServiceRuntime {
     name: string,
     defaults: T,
     parse: (data: Record<string, string>, defaults: T) => T,
+    opts: Pick<LiveConfigOptions<T>, "warnings"> & { namespace?: string } = {},
   ): LiveConfig<T> {
     const cfg = new LiveConfig<T>({
       client: this.client,
-      namespace: this.settings.systemNamespace,
+      // another namespace's ConfigMap (e.g. one Tekton's users keep in Tekton's) needs a Role there
+      namespace: opts.namespace ?? this.settings.systemNamespace,
       name,
       defaults,
       parse,
+      warnings: opts.warnings,
       log: this.log.child({ config: name }),
       recorder: this.recorder,
       watchdogMs: this.settings.watchdogMs,

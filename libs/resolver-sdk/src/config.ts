@@ -1,5 +1,6 @@
 // The runtime's own keys in a resolver's ConfigMap (the resolver's keys sit
-// beside them and are checked by the resolver's validateConfig).
+// beside them and are checked by the resolver's validateConfig). A key read
+// here belongs in RUNTIME_CONFIG_KEYS (config-keys.ts), or it is reported as unknown.
 import { ConfigError, parseDuration } from "@quarry/kube";
 import { DEFAULT_ALLOWED_KINDS } from "./checks.ts";
 import type { CacheMode } from "./params.ts";

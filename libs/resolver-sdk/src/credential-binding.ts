@@ -1,10 +1,11 @@
-// Which URLs a gitToken may be sent to. A token Secret is bound to URLs by
-// its own annotations (Tekton's `tekton.dev/git-*` URL prefixes, which
-// creds-init already reads for TaskRuns, and Quarry's `quarry.dev/credential-urls`
-// list of them) or by git-resolver-config's `credential-bindings` (for operators
+// Which URLs a credential may be sent to. A Secret is bound to URLs by its
+// own annotations (Tekton's `tekton.dev/git-*` URL prefixes, which creds-init
+// already reads for TaskRuns, and Quarry's `quarry.dev/credential-urls` list
+// of them) or by the resolver config's `credential-bindings` (for operators
 // who bind without editing Secrets). Either source suffices; a Secret bound by
-// neither is never sent anywhere, so naming a URL in a request can no longer
-// carry a team's token to a host of the requester's choosing. Pure.
+// neither is never sent anywhere, so naming a URL in a request cannot carry a
+// team's credential to a host of the requester's choosing. The git resolver
+// binds `gitToken` with it, the http resolver `http-password-secret`. Pure.
 import { ConfigError, configPattern } from "@quarry/kube";
 import yaml from "js-yaml";
 
@@ -16,10 +17,10 @@ export const TEKTON_GIT_ANNOTATION_PREFIX = "tekton.dev/git-";
  * shared resolver's event loop, where one catastrophic backtracking would stall every tenant.
  */
 export const CREDENTIAL_URLS_ANNOTATION = "quarry.dev/credential-urls";
-/** git-resolver-config key: YAML list of {namespace, secret, urls}. */
+/** The resolver config key (git-resolver-config, http-resolver-config): YAML list of {namespace, secret, urls}. */
 export const CREDENTIAL_BINDINGS_KEY = "credential-bindings";
 
-/** A token Secret as far as binding goes: where it lives and its annotations (never its data). */
+/** A credential Secret as far as binding goes: where it lives and its annotations (never its data). */
 export interface TokenSecretMeta {
   namespace: string;
   name: string;
@@ -39,7 +40,7 @@ export type BindingDecision =
   /** `detail` says what the Secret is bound to (URL prefixes, patterns, no rule), for the log only. */
   | { allowed: false; detail: string };
 
-/** Whether the token in `secret` may be sent to `url` (a normalised http(s) URL). */
+/** Whether the credential in `secret` may be sent to `url` (a normalised http(s) URL). */
 export function checkCredentialBinding(
   secret: TokenSecretMeta,
   url: string,

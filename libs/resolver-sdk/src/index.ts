@@ -17,7 +17,33 @@ export {
 } from "./checked-lookup.ts";
 export { configParser, runtimeTimeoutMs } from "./config.ts";
 export {
+  type ConfigKeys,
+  configKeyWarnings,
+  RUNTIME_CONFIG_KEYS,
+  UNKNOWN_CONFIG_KEY,
+  UNSUPPORTED_CONFIG_KEY,
+} from "./config-keys.ts";
+export {
+  type BindingDecision,
+  CREDENTIAL_BINDINGS_KEY,
+  CREDENTIAL_URLS_ANNOTATION,
+  type CredentialBinding,
+  checkCredentialBinding,
+  matchesUrlPrefix,
+  parseCredentialBindings,
+  TEKTON_GIT_ANNOTATION_PREFIX,
+  type TokenSecretMeta,
+} from "./credential-binding.ts";
+export {
+  type CredentialProblem,
+  type CredentialReader,
+  type CredentialReaderOptions,
+  type CredentialSecret,
+  kubeCredentialReader,
+} from "./credential-secret.ts";
+export {
   describeEgressFailure,
+  EGRESS_KEYS,
   type Egress,
   EgressDispatchers,
   EgressError,
@@ -31,9 +57,21 @@ export {
   trustedCas,
 } from "./egress.ts";
 export { type EgressErrorCode, egressReason, findEgressError } from "./egress-error.ts";
+export {
+  type EgressGetOptions,
+  egressGet,
+  httpStatusError,
+  isTransientStatus,
+} from "./egress-get.ts";
 export { forbidden, invalidParams, notFound, ResolutionError } from "./errors.ts";
 export { metadataHostProblem } from "./metadata-hosts.ts";
 export { ParamsValidator } from "./params.ts";
+export {
+  INSECURE_HOSTS_KEY,
+  type InsecureHost,
+  mayCarryCredential,
+  parseInsecureHosts,
+} from "./plain-http.ts";
 export { followRedirects, type RedirectPolicy, type SendOnce } from "./redirects.ts";
 export {
   type ChildWatch,
@@ -50,3 +88,11 @@ export {
 } from "./resolver.ts";
 export { readCappedBody } from "./response-body.ts";
 export { type HostedResolver, type RunResolverOptions, runResolver, runResolvers } from "./run.ts";
+export {
+  BACKOFF_KEYS,
+  backoffDelayMs,
+  backoffSchedule,
+  parseWaitBackoff,
+  TEKTON_BACKOFF_DEFAULTS,
+  type WaitBackoff,
+} from "./wait-backoff.ts";

@@ -1,6 +1,6 @@
 // A credential never travels over plain http unless the operator named the
-// host in git-resolver-config's `insecure-hosts` (a lab server, a loopback
-// test server): anyone on the path would read the token. Pure.
+// host in the resolver config's `insecure-hosts` (a lab server, a loopback
+// test server): anyone on the path would read it. Pure.
 import { ConfigError } from "@quarry/kube";
 
 export const INSECURE_HOSTS_KEY = "insecure-hosts";

@@ -39,6 +39,7 @@ import type { Outcome, ResolverMetrics } from "./metrics.ts";
 import { newestCopy } from "./newest.ts";
 import { ParamsValidator } from "./params.ts";
 import { type JobResolver, jobTraits, type Pending, type ResolveContext, type Resolver } from "./resolver.ts";
+import { backoffDelayMs } from "./wait-backoff.ts";
 
 export interface ResolverControllerDeps {
   resolver: Resolver | JobResolver;
@@ -161,7 +162,8 @@ export class ResolverReconciler implements Reconciler {
       const why = timeout.aborted
         ? `attempt ${attempt} timed out after ${formatDuration(decision.timeoutMs)}`
         : `attempt ${attempt} failed: ${errorMessage(err)}`;
-      if (attempt >= config.runtime.maxAttempts) {
+      const schedule = retrySchedule(resolver, config, attempt);
+      if (attempt >= schedule.attempts) {
         await this.writeFailure(
           this.newest(rr, await stamped),
           "SourceUnavailable",
@@ -169,8 +171,12 @@ export class ResolverReconciler implements Reconciler {
         );
         return { outcome: "failed" };
       }
-      log.warn({ key, attempt, err: why }, "resolution failed, will retry");
-      throw new TransientError(why, { cause: err, retryAfterMs: retryAfterOf(err) });
+      log.warn({ key, attempt, err: why, retryInMs: schedule.delayMs }, "resolution failed, will retry");
+      throw new TransientError(why, {
+        cause: err,
+        retryAfterMs: retryAfterOf(err),
+        backoffMs: schedule.delayMs,
+      });
     } finally {
       clearTimeout(stamp);
       if (this.cancels.get(key) === cancel) this.cancels.delete(key);
@@ -320,6 +326,28 @@ function observed(rr: ResolutionRequest): { observedGeneration?: number } {
 interface Step {
   outcome: Exclude<Outcome, "retried">;
   requeueAfterMs?: number;
+}
+
+/** Longest delay a timer takes (setTimeout's limit): a longer backoff waits this long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * How many attempts a request gets and how long to wait after the `failed`-th: the resolver's own
+ * backoff (Tekton's backoff-* keys) when its config sets one, else the runtime's max-attempts with
+ * the queue's exponential delays (delayMs undefined).
+ */
+export function retrySchedule(
+  resolver: Pick<Resolver, "retryBackoff">,
+  config: LoadedConfig,
+  failed: number,
+  random: () => number = Math.random,
+): { attempts: number; delayMs: number | undefined } {
+  const backoff = resolver.retryBackoff?.(config.raw);
+  if (!backoff) return { attempts: config.runtime.maxAttempts, delayMs: undefined };
+  return {
+    attempts: backoff.steps,
+    delayMs: Math.min(backoffDelayMs(backoff, failed, random), MAX_TIMER_MS),
+  };
 }
 
 /**

@@ -4,6 +4,8 @@
 import type { OwnerReference, ParamValue, RefSource, ResolutionRequest } from "@quarry/api";
 import type { KubeClient, KubeObject, ResourceType } from "@quarry/kube";
 import type { Logger, Span } from "@quarry/observability";
+import type { ConfigKeys } from "./config-keys.ts";
+import type { WaitBackoff } from "./wait-backoff.ts";
 
 /** Params as the resolver sees them: Tekton's list turned into an object by name. */
 export type Params = Record<string, ParamValue>;
@@ -119,8 +121,20 @@ export interface Resolver<P extends Params = Params> {
   isImmutable?(params: P): boolean;
   /** Per-attempt deadline in ms; defaults to the config's `resolution-timeout`. */
   timeout?(params: P, config: ResolverConfig): number;
+  /**
+   * The resolver's own retry schedule under `config` (Tekton's backoff-* keys: parseWaitBackoff):
+   * a request then gets `steps` attempts spaced by that backoff. Undefined (or absent): the
+   * runtime's max-attempts and its exponential delays.
+   */
+  retryBackoff?(config: ResolverConfig): WaitBackoff | undefined;
   /** Checks the resolver's own config keys; throw ConfigError (from @quarry/kube) naming the key. */
   validateConfig?(config: ResolverConfig): void;
+  /**
+   * The keys the resolver reads from its ConfigMap (and Tekton's it does not implement). Any
+   * other key there, unless it is the runtime's, is logged and raised as a Warning Event on the
+   * ConfigMap once per change. Without it nothing is reported.
+   */
+  readonly configKeys?: ConfigKeys;
 }
 
 /**

@@ -15,10 +15,17 @@ import {
 } from "@quarry/kube";
 import { ChildCaches, type NamespaceInformerFactory } from "./children.ts";
 import { defaultRuntimeConfig, type LoadedConfig, parseResolverConfig } from "./config.ts";
+import { configKeyWarnings } from "./config-keys.ts";
 import { resolverMetrics } from "./metrics.ts";
 import { ResolverReconciler } from "./reconciler.ts";
 import { type JobResolver, jobTraits, type Resolver } from "./resolver.ts";
 import { checkDistinctTypes, RoutingReconciler } from "./routing.ts";
+import {
+  parseTektonCacheConfig,
+  type TektonCacheSettings,
+  tektonCacheConfigKeys,
+  withTektonCache,
+} from "./tekton-cache-config.ts";
 
 export interface RunResolverOptions {
   /** The resolver's ConfigMap, in the service's namespace, watched live. */
@@ -59,9 +66,12 @@ export async function runResolvers(
   const name = `${hosted.map((h) => h.resolver.type).join("+")}-resolver`;
   const runtime = opts.runtime ?? new ServiceRuntime(name);
   const metrics = resolverMetrics(runtime.metrics.meter);
+  const tektonCache = tektonCacheConfig(runtime, process.env.QUARRY_TEKTON_CACHE_CONFIG);
   const routes = hosted.map(({ resolver, configMap }) => {
     const defaults: LoadedConfig = { runtime: defaultRuntimeConfig, raw: {} };
-    const config = runtime.liveConfig(configMap, defaults, (data) => parseResolverConfig(data, resolver));
+    const config = runtime.liveConfig(configMap, defaults, (data) => parseResolverConfig(data, resolver), {
+      warnings: (data) => configKeyWarnings(data, resolver.type, resolver.configKeys),
+    });
     const names = [resolver.type, ...(resolver.aliases ?? [])];
     const requests = runtime.informer<ResolutionRequest>(resolutionRequests, {
       labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
@@ -80,7 +90,9 @@ export async function runResolvers(
       client: runtime.client,
       requests,
       children,
-      config: () => config.current(),
+      config: tektonCache
+        ? () => withTektonCache(config.current(), tektonCache.current())
+        : () => config.current(),
       recorder: runtime.recorder,
       metrics,
       log: runtime.log.child({ controller: `${resolver.type}-resolver` }),
@@ -94,6 +106,25 @@ export async function runResolvers(
   for (const r of routes) wakeUps(r.requests, r.children, controller, r.reconciler);
   await runtime.run();
   return runtime;
+}
+
+/**
+ * Tekton's resolver-cache-config, watched when QUARRY_TEKTON_CACHE_CONFIG names it as
+ * "namespace/name" (the charts' tektonCacheConfig value, which also grants the Role to read it):
+ * its max-size and ttl size the cache of every resolver whose own ConfigMap leaves cache-size or
+ * cache-ttl unset. Unset: not read.
+ */
+function tektonCacheConfig(runtime: ServiceRuntime, where: string | undefined) {
+  const ref = where?.trim();
+  if (!ref) return undefined;
+  const [namespace, name, ...rest] = ref.split("/");
+  if (!namespace || !name || rest.length > 0)
+    throw new Error(`QUARRY_TEKTON_CACHE_CONFIG must be "namespace/name", got "${ref}"`);
+  const none: TektonCacheSettings = { maxSize: undefined, ttlMs: undefined };
+  return runtime.liveConfig(name, none, (data) => parseTektonCacheConfig(data), {
+    namespace,
+    warnings: (data) => configKeyWarnings(data, "cache", tektonCacheConfigKeys),
+  });
 }
 
 /**

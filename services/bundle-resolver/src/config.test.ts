@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ConfigError } from "@quarry/kube";
-import { defaultBundleConfig, parseBundleConfig } from "./config.ts";
+import { configKeyWarnings } from "@quarry/resolver-sdk";
+import { bundleConfigKeys, defaultBundleConfig, KEYS, parseBundleConfig } from "./config.ts";
 
 test("empty config gives the defaults", () => {
   assert.deepEqual(parseBundleConfig({}), defaultBundleConfig);
@@ -65,3 +66,40 @@ for (const [data, key] of bad) {
     );
   });
 }
+
+test("every key is declared: Tekton's shipped keys and its backoff keys pass", () => {
+  const tektonShipped = {
+    "default-service-account": "default",
+    "default-kind": "task",
+    "default-cache-mode": "auto",
+  };
+  const quarry = Object.fromEntries(
+    [...Object.values(KEYS), "ca-bundle", "proxy", "no-proxy", "blocked-networks"].map((k) => [k, ""]),
+  );
+  assert.deepEqual(configKeyWarnings({ ...tektonShipped, ...quarry }, "bundles", bundleConfigKeys), []);
+  const backoff = Object.fromEntries(
+    ["duration", "factor", "jitter", "steps", "cap"].map((k) => [`backoff-${k}`, ""]),
+  );
+  assert.deepEqual(configKeyWarnings(backoff, "bundles", bundleConfigKeys), []);
+  assert.deepEqual(
+    configKeyWarnings({ "backoff-steps": "3", "default-kinds": "task" }, "bundles", bundleConfigKeys).map(
+      (w) => [w.key, w.reason],
+    ),
+    [["default-kinds", "UnknownConfigKey"]],
+  );
+});
+
+test("Tekton's backoff keys become the retry schedule; a bad one names its key", () => {
+  assert.equal(parseBundleConfig({}).backoff, undefined);
+  assert.deepEqual(parseBundleConfig({ "backoff-duration": "500ms", "backoff-steps": "4" }).backoff, {
+    durationMs: 500,
+    factor: 2,
+    jitter: 0.1,
+    steps: 4,
+    capMs: 10_000,
+  });
+  assert.throws(
+    () => parseBundleConfig({ "backoff-factor": "double" }),
+    (e: unknown) => e instanceof ConfigError && e.key === "backoff-factor",
+  );
+});

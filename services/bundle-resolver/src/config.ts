@@ -1,11 +1,19 @@
 // bundleresolver-config: Tekton's keys (default-kind, default-service-account,
-// fetch-timeout) plus Quarry's policy and limits. A bad value throws
+// fetch-timeout, backoff-*) plus Quarry's policy and limits. A bad value throws
 // ConfigError naming the key, so the runtime keeps the last good config.
 // The runtime's own keys (resolution-timeout, default-cache-mode, ...) share
 // the ConfigMap and are left to it.
 import { ConfigError, configDuration, configPatterns, parseSize } from "@quarry/kube";
 import type { TokenRealmPair } from "@quarry/oci";
-import { type Egress, parseEgress } from "@quarry/resolver-sdk";
+import {
+  BACKOFF_KEYS,
+  type ConfigKeys,
+  EGRESS_KEYS,
+  type Egress,
+  parseEgress,
+  parseWaitBackoff,
+  type WaitBackoff,
+} from "@quarry/resolver-sdk";
 
 export const CONFIG_MAP_NAME = "bundleresolver-config";
 
@@ -19,7 +27,13 @@ export const KEYS = {
   maxLayerSize: "max-layer-size",
   blobCacheSize: "blob-cache-size",
   // ca-bundle, proxy, no-proxy: the SDK's egress keys (libs/resolver-sdk egress.ts)
+  // backoff-duration, -factor, -jitter, -steps, -cap: Tekton's retry keys (the SDK's wait-backoff.ts)
 } as const;
+
+/** Every key above, Tekton's backoff keys and the egress keys: Tekton v1.15's keys are all read. */
+export const bundleConfigKeys: ConfigKeys = {
+  known: [...Object.values(KEYS), ...Object.values(BACKOFF_KEYS), ...Object.values(EGRESS_KEYS)],
+};
 
 export interface BundleConfig {
   /** Kind looked for when the request names none (Tekton's default: task). */
@@ -43,6 +57,8 @@ export interface BundleConfig {
   blobCacheBytes: number;
   /** Extra CAs, proxy and no-proxy for registry traffic (unset: public roots, the process's proxy env). */
   egress: Partial<Egress>;
+  /** The retry schedule from Tekton's backoff-* keys; unset: the runtime's max-attempts and delays. */
+  backoff: WaitBackoff | undefined;
 }
 
 export const defaultBundleConfig: BundleConfig = {
@@ -55,6 +71,7 @@ export const defaultBundleConfig: BundleConfig = {
   maxLayerBytes: 2 * 1024 ** 2,
   blobCacheBytes: 64 * 1024 ** 2,
   egress: {},
+  backoff: undefined,
 };
 
 export function parseBundleConfig(data: Readonly<Record<string, string>>): BundleConfig {
@@ -85,6 +102,7 @@ export function parseBundleConfig(data: Readonly<Record<string, string>>): Bundl
     maxLayerBytes: size(KEYS.maxLayerSize, get(KEYS.maxLayerSize)) ?? defaultBundleConfig.maxLayerBytes,
     blobCacheBytes: size(KEYS.blobCacheSize, get(KEYS.blobCacheSize)) ?? defaultBundleConfig.blobCacheBytes,
     egress: parseEgress(data),
+    backoff: parseWaitBackoff(data),
   };
 }
 

@@ -32,9 +32,10 @@ import {
   type Resolver,
   type ResolverConfig,
   runtimeTimeoutMs,
+  type WaitBackoff,
 } from "@quarry/resolver-sdk";
 import { checkBundle, findLayer, invalidBundle, resultAnnotations } from "./bundle.ts";
-import { type BundleConfig, parseBundleConfig } from "./config.ts";
+import { type BundleConfig, bundleConfigKeys, parseBundleConfig } from "./config.ts";
 import type { CredentialLoader } from "./credentials.ts";
 import { DigestCache, digestKey } from "./digest-cache.ts";
 import { extractLayerObject, LayerError } from "./layer.ts";
@@ -54,6 +55,7 @@ export class BundleResolver implements Resolver {
   readonly type = "bundles";
   readonly aliases = ["bundle"];
   readonly paramsSchema = paramsSchema;
+  readonly configKeys = bundleConfigKeys;
   private readonly deps: BundleResolverDeps;
   private readonly config = configParser(parseBundleConfig);
   readonly manifests: DigestCache<CachedManifest>;
@@ -80,6 +82,11 @@ export class BundleResolver implements Resolver {
   timeout(_params: Params, config: ResolverConfig): number {
     const fetch = this.config(config).fetchTimeoutMs;
     return fetch ?? runtimeTimeoutMs(config);
+  }
+
+  /** Tekton's backoff-* keys, when the config sets any: the attempts and the delays between them. */
+  retryBackoff(config: ResolverConfig): WaitBackoff | undefined {
+    return this.config(config).backoff;
   }
 
   /** Whether plain HTTP may be used for `host` under the live config (the client allows loopback itself). */

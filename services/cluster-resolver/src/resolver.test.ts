@@ -63,6 +63,22 @@ test("policy is checked before any lookup; unserved kinds are UnsupportedKind", 
   );
 });
 
+test("a refusal carries Tekton's condition message; an empty kind or namespace param is unset", async () => {
+  const resolver = new ClusterResolver({ task: served([task("ns", "t"), task("shared", "t")], []) });
+  await assert.rejects(
+    resolver.resolve({ name: "t", namespace: "shared" }, ctx({ "blocked-namespaces": "*" })),
+    (e) =>
+      e instanceof ResolutionError &&
+      e.message === 'invalid resource request "ns/r": only explicit allowed access to namespaces is allowed',
+  );
+  const r = await resolver.resolve({ name: "t", kind: "", namespace: "" }, ctx());
+  assert.equal(r.annotations?.["resolution.tekton.dev/namespace"], "ns");
+  assert.equal(
+    new ParamsValidator(clusterParamsSchema).check({ name: "t", kind: "", namespace: "" }),
+    undefined,
+  );
+});
+
 test("the params schema refuses names that are not object names (they go into an API path)", () => {
   const v = new ParamsValidator(clusterParamsSchema);
   assert.match(v.check({ name: "../../secrets/x" }) ?? "", /param "name" must match pattern/);

@@ -11,7 +11,7 @@ import {
   type Resolver,
   type ResolverConfig,
 } from "@quarry/resolver-sdk";
-import { clusterPolicy, namespaceAllowed } from "./config.ts";
+import { clusterConfigKeys, clusterPolicy, namespaceVerdict } from "./config.ts";
 import { CLUSTER_KINDS, type ClusterKind } from "./kinds.ts";
 import { renderObject } from "./render.ts";
 
@@ -35,11 +35,12 @@ export const clusterParamsSchema = {
   required: ["name"],
   additionalProperties: false,
   properties: {
-    kind: { type: "string", minLength: 1 },
+    kind: { type: "string" },
     // object names go into an API path: "../x" there was a 403 for another resource, retried
     // as if the apiserver were down; the patterns refuse it at once
     name: { type: "string", minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN },
-    namespace: { type: "string", minLength: 1, maxLength: 63, pattern: DNS_LABEL },
+    // "" is unset: config default-namespace, else the request's namespace
+    namespace: { type: "string", maxLength: 63, pattern: `^$|${DNS_LABEL}` },
   },
 };
 
@@ -47,6 +48,7 @@ export class ClusterResolver implements Resolver {
   readonly type = "cluster";
   readonly aliases = ["in-cluster"];
   readonly paramsSchema = clusterParamsSchema;
+  readonly configKeys = clusterConfigKeys;
   private readonly served: Partial<Record<ClusterKind, ServedKind>>;
 
   constructor(served: Partial<Record<ClusterKind, ServedKind>>) {
@@ -59,7 +61,8 @@ export class ClusterResolver implements Resolver {
 
   async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
     const policy = clusterPolicy(ctx.config);
-    const kind = String(params.kind ?? policy.defaultKind).toLowerCase();
+    // an empty param is an unset one, as in Tekton (a pipeline param whose default is "")
+    const kind = String(params.kind || policy.defaultKind).toLowerCase();
     if (!(CLUSTER_KINDS as readonly string[]).includes(kind)) {
       throw new ResolutionError(
         "InvalidParams",
@@ -67,11 +70,11 @@ export class ClusterResolver implements Resolver {
       );
     }
     const name = String(params.name);
-    const namespace = String(params.namespace ?? policy.defaultNamespace ?? ctx.namespace);
-    if (!namespaceAllowed(namespace, ctx.namespace, policy)) {
-      throw forbidden(
-        `param "namespace": requests in namespace ${ctx.namespace} may not read ${kind}s from namespace ${namespace} (cluster-resolver-config allowed-namespaces / blocked-namespaces)`,
-      );
+    const namespace = String(params.namespace || policy.defaultNamespace || ctx.namespace);
+    const verdict = namespaceVerdict(namespace, ctx.namespace, policy);
+    if (!verdict.allowed) {
+      // Tekton's condition message, word for word
+      throw forbidden(`invalid resource request "${ctx.namespace}/${ctx.name}": ${verdict.message}`);
     }
     const served = this.served[kind as ClusterKind];
     if (!served) {

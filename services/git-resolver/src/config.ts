@@ -15,17 +15,17 @@ import {
 import {
   BLOCKED_NETWORKS_KEY,
   type BlockedNetworks,
+  CREDENTIAL_BINDINGS_KEY,
+  type CredentialBinding,
+  INSECURE_HOSTS_KEY,
+  type InsecureHost,
   parseBlockedNetworks,
   parseCaBundle,
+  parseCredentialBindings,
+  parseInsecureHosts,
   parseProxyUrl,
 } from "@quarry/resolver-sdk";
 import yaml from "js-yaml";
-import {
-  CREDENTIAL_BINDINGS_KEY,
-  type CredentialBinding,
-  parseCredentialBindings,
-} from "./policy/credential-binding.ts";
-import { INSECURE_HOSTS_KEY, type InsecureHost, parseInsecureHosts } from "./policy/plain-http.ts";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
 
@@ -43,12 +43,30 @@ export interface RepoSettings {
   caBundle: string | undefined;
   /** Username sent with a gitToken in basic auth (forges ignore it for tokens; Bitbucket wants x-token-auth). */
   tokenUsername: string;
+  /** API mode (repo + org): the forge, its address and the operator's token (api-mode/). */
+  api: ApiSettings;
 }
+
+/** Tekton's keys for API mode. Any scm-type is accepted here; a request refuses one Quarry has no client for. */
+export interface ApiSettings {
+  /** `org` when a request names `repo` alone. */
+  defaultOrg: string | undefined;
+  scmType: string | undefined;
+  /** The forge the operator's token belongs to; the only place it is ever sent. */
+  serverUrl: string | undefined;
+  /** The operator's API token: a Secret (name, key) in tokenSecretNamespace, the resolver's namespace when unset. */
+  tokenSecretName: string | undefined;
+  tokenSecretKey: string | undefined;
+  tokenSecretNamespace: string | undefined;
+}
+
+/** What one `<configKey>.` set overrides; its api keys one by one. */
+export type RepoOverrides = Partial<Omit<RepoSettings, "api">> & { api?: Partial<ApiSettings> };
 
 export interface GitConfig {
   base: RepoSettings;
   /** Overrides by configKey (Tekton's `<configKey>.<key>`). */
-  byConfigKey: ReadonlyMap<string, Partial<RepoSettings>>;
+  byConfigKey: ReadonlyMap<string, RepoOverrides>;
   /** Full-match regular expressions; empty = every URL. */
   allowedUrls: readonly RegExp[];
   /** Full-match regular expressions over the revision as requested; empty = every revision. */
@@ -66,7 +84,7 @@ export interface GitConfig {
   refLookupIntervalMs: number;
   /** Networks no git connection goes to (global only: a request picks its configKey). */
   blockedNetworks: BlockedNetworks;
-  /** Which Secrets' tokens may go to which URLs, besides the Secrets' own annotations (policy/credential-binding.ts). */
+  /** Which Secrets' tokens may go to which URLs, besides the Secrets' own annotations (the SDK's credential-binding.ts). */
   credentialBindings: readonly CredentialBinding[];
   /** Hosts a token may reach over plain http; none by default. */
   insecureHosts: readonly InsecureHost[];
@@ -89,17 +107,13 @@ export const KEYS = {
   blockedNetworks: BLOCKED_NETWORKS_KEY,
   credentialBindings: CREDENTIAL_BINDINGS_KEY,
   insecureHosts: INSECURE_HOSTS_KEY,
+  defaultOrg: "default-org",
+  scmType: "scm-type",
+  serverUrl: "server-url",
+  apiTokenSecretName: "api-token-secret-name",
+  apiTokenSecretKey: "api-token-secret-key",
+  apiTokenSecretNamespace: "api-token-secret-namespace",
 } as const;
-
-/** Tekton's keys for its SCM-API mode (repo+org), which Quarry does not implement yet: accepted, unused. */
-const TEKTON_API_KEYS: ReadonlySet<string> = new Set([
-  "default-org",
-  "scm-type",
-  "server-url",
-  "api-token-secret-name",
-  "api-token-secret-key",
-  "api-token-secret-namespace",
-]);
 
 const PER_CONFIG_KEY: ReadonlySet<string> = new Set([
   KEYS.fetchTimeout,
@@ -109,7 +123,22 @@ const PER_CONFIG_KEY: ReadonlySet<string> = new Set([
   KEYS.noProxy,
   KEYS.caBundle,
   KEYS.tokenUsername,
+  KEYS.defaultOrg,
+  KEYS.scmType,
+  KEYS.serverUrl,
+  KEYS.apiTokenSecretName,
+  KEYS.apiTokenSecretKey,
+  KEYS.apiTokenSecretNamespace,
 ]);
+
+export const defaultApiSettings: ApiSettings = {
+  defaultOrg: undefined,
+  scmType: undefined,
+  serverUrl: undefined,
+  tokenSecretName: undefined,
+  tokenSecretKey: undefined,
+  tokenSecretNamespace: undefined,
+};
 
 export const defaultRepoSettings: RepoSettings = {
   fetchTimeoutMs: undefined,
@@ -119,6 +148,7 @@ export const defaultRepoSettings: RepoSettings = {
   noProxy: undefined,
   caBundle: undefined,
   tokenUsername: "git",
+  api: defaultApiSettings,
 };
 
 export const defaultGitConfig: GitConfig = {
@@ -137,24 +167,29 @@ export const defaultGitConfig: GitConfig = {
 
 export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfig {
   const base: RepoSettings = { ...defaultRepoSettings };
-  const byConfigKey = new Map<string, Partial<RepoSettings>>();
+  const byConfigKey = new Map<string, RepoOverrides>();
   for (const [key, raw] of Object.entries(data)) {
     const dot = key.indexOf(".");
     if (dot < 0) {
-      if (PER_CONFIG_KEY.has(key)) Object.assign(base, repoSetting(key, key, raw));
+      if (!PER_CONFIG_KEY.has(key)) continue;
+      const next = repoSetting(key, key, raw);
+      Object.assign(base, next, next.api ? { api: { ...base.api, ...next.api } } : {});
       continue;
     }
     const prefix = key.slice(0, dot);
     const field = key.slice(dot + 1);
     if (field.includes(".")) throw new ConfigError(key, "expected <configKey>.<key> with a single dot");
-    if (TEKTON_API_KEYS.has(field)) continue;
     if (!PER_CONFIG_KEY.has(field)) {
       throw new ConfigError(
         key,
         `${field} cannot be set per configKey (only ${[...PER_CONFIG_KEY].join(", ")})`,
       );
     }
-    byConfigKey.set(prefix, { ...byConfigKey.get(prefix), ...repoSetting(key, field, raw) });
+    const before = byConfigKey.get(prefix) ?? {};
+    const next = repoSetting(key, field, raw);
+    // api settings merge field by field, so one configKey may override the server alone
+    const api = next.api ? { api: { ...before.api, ...next.api } } : {};
+    byConfigKey.set(prefix, { ...before, ...next, ...api });
   }
   return {
     base,
@@ -176,10 +211,12 @@ export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfi
 export function settingsFor(config: GitConfig, configKey: string | undefined): RepoSettings | undefined {
   if (configKey === undefined || configKey === "" || configKey === "default") return config.base;
   const overrides = config.byConfigKey.get(configKey);
-  return overrides ? { ...config.base, ...overrides } : undefined;
+  return overrides
+    ? { ...config.base, ...overrides, api: { ...config.base.api, ...overrides.api } }
+    : undefined;
 }
 
-function repoSetting(key: string, field: string, raw: string): Partial<RepoSettings> {
+function repoSetting(key: string, field: string, raw: string): RepoOverrides {
   const value = raw.trim();
   switch (field) {
     case KEYS.fetchTimeout:
@@ -197,9 +234,38 @@ function repoSetting(key: string, field: string, raw: string): Partial<RepoSetti
     case KEYS.tokenUsername:
       if (value.includes(":")) throw new ConfigError(key, 'must not contain ":"');
       return { tokenUsername: value === "" ? defaultRepoSettings.tokenUsername : value };
+    case KEYS.defaultOrg:
+      return { api: { defaultOrg: orUndefined(value) } };
+    case KEYS.scmType:
+      return { api: { scmType: orUndefined(value.toLowerCase()) } };
+    case KEYS.serverUrl:
+      return { api: { serverUrl: value === "" ? undefined : serverUrl(key, value) } };
+    case KEYS.apiTokenSecretName:
+      return { api: { tokenSecretName: orUndefined(value) } };
+    case KEYS.apiTokenSecretKey:
+      return { api: { tokenSecretKey: orUndefined(value) } };
+    case KEYS.apiTokenSecretNamespace:
+      return { api: { tokenSecretNamespace: orUndefined(value) } };
     default:
       return {};
   }
+}
+
+const orUndefined = (value: string): string | undefined => (value === "" ? undefined : value);
+
+/** An http(s) URL without credentials, query or fragment; kept without a trailing slash. */
+function serverUrl(key: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(key, `not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new ConfigError(key, "must be an http(s) URL");
+  if (url.username || url.password) throw new ConfigError(key, "must not contain credentials");
+  if (url.search || url.hash) throw new ConfigError(key, "must not contain a query or fragment");
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
 /** YAML: namespace (or "*") → one pattern or a list of patterns. */

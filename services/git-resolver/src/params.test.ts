@@ -122,8 +122,8 @@ test("parseRequest refusals name the param", () => {
       /^param "gitToken": "Bad_Name" is not/,
     ],
     [{ url: "https://x/y.git", pathInRepo: "a", gitToken: "s", gitTokenKey: "a/b" }, /^param "gitTokenKey"/],
-    [{ repo: "catalog", org: "tektoncd", pathInRepo: "a" }, /^param "repo": Tekton's SCM API mode/],
-    [{ url: "https://x/y.git", pathInRepo: "a", token: "s" }, /^param "token": Tekton's SCM API mode/],
+    [{ url: "https://x/y.git", org: "tektoncd", pathInRepo: "a" }, /^param "org" needs "repo" \(API mode\)/],
+    [{ url: "https://x/y.git", pathInRepo: "a", token: "s" }, /^param "token" needs "repo" \(API mode\)/],
   ];
   for (const [params, want] of cases) rejects(() => parseRequest(params, config), "InvalidParams", want);
 });

@@ -5,9 +5,6 @@ import { invalidParams, type Params, type ParamsSchema } from "@quarry/resolver-
 import { type GitConfig, type RepoSettings, settingsFor } from "./config.ts";
 import { classifyRevision, type Revision } from "./engine/refs/revision.ts";
 
-/** Tekton's params for its SCM-API mode (repo+org through a forge API), not implemented yet. */
-const API_MODE_PARAMS = ["repo", "org", "token", "tokenKey", "scmType", "serverURL"] as const;
-const STRING = { type: "string" } as const;
 /**
  * Length caps, so a hostile megabyte-long param is refused in microseconds
  * instead of reaching git (which took seconds per attempt and held a worker
@@ -25,11 +22,19 @@ export const paramsSchema: ParamsSchema = {
     gitToken: capped(253),
     gitTokenKey: capped(253),
     configKey: capped(253),
-    ...Object.fromEntries(API_MODE_PARAMS.map((p) => [p, STRING])),
+    repo: capped(253),
+    org: capped(253),
+    token: capped(253),
+    tokenKey: capped(253),
+    scmType: capped(64),
+    serverURL: capped(4096),
   },
   required: ["pathInRepo"],
   additionalProperties: false,
 };
+
+/** Params only API mode (`repo`, api-mode/params.ts) reads. */
+export const API_ONLY_PARAMS = ["repo", "org", "token", "tokenKey", "scmType", "serverURL"] as const;
 
 /** Tekton's default key in the gitToken Secret. */
 export const DEFAULT_TOKEN_KEY = "token";
@@ -55,12 +60,10 @@ function str(params: Params, name: string): string | undefined {
 
 /** Checks the params and fills defaults from the config; throws InvalidParams naming the param. */
 export function parseRequest(params: Params, config: GitConfig): GitRequest {
-  for (const p of API_MODE_PARAMS) {
-    if (str(params, p) !== undefined) {
-      throw invalidParams(
-        `param "${p}": Tekton's SCM API mode (repo, org, token) is not supported; use "url"`,
-      );
-    }
+  // with "repo" the request is in API mode (api-mode/params.ts); these mean nothing without it
+  for (const p of API_ONLY_PARAMS) {
+    if (str(params, p))
+      throw invalidParams(`param "${p}" needs "repo" (API mode); with "url" it is not used`);
   }
   const configKey = str(params, "configKey") || undefined;
   const settings = settingsFor(config, configKey);

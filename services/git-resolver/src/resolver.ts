@@ -3,9 +3,13 @@
 // work is the source's.
 
 import {
+  checkCredentialBinding,
   configParser,
+  EgressDispatchers,
   effectiveEgress,
   forbidden,
+  invalidParams,
+  mayCarryCredential,
   type Params,
   proxyFor,
   type ResolveContext,
@@ -15,14 +19,14 @@ import {
   redactUrl,
   runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
+import { isApiMode, parseApiRequest } from "./api-mode/params.ts";
+import { resolveApi } from "./api-mode/resolve.ts";
 import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
 import { classifyRevision } from "./engine/refs/revision.ts";
 import type { GitAuth, GitSource, SourceRequest } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
 import { type GitRequest, paramsSchema, parseRequest } from "./params.ts";
 import { checkPolicy } from "./policy/allow-lists.ts";
-import { checkCredentialBinding } from "./policy/credential-binding.ts";
-import { mayCarryCredential } from "./policy/plain-http.ts";
 import { type SecretReader, unusableTokenMessage } from "./policy/secrets.ts";
 
 export const ANNOTATION_URL = "resolution.tekton.dev/url";
@@ -35,6 +39,8 @@ export const ANNOTATION_RESOLVED_PATH = "quarry.dev/git-resolved-path";
 export interface GitResolverDeps {
   source: GitSource;
   readSecret: SecretReader;
+  /** The resolver's namespace: where API mode's operator token is unless api-token-secret-namespace says. */
+  systemNamespace?: string;
 }
 
 export class GitResolver implements Resolver {
@@ -42,6 +48,7 @@ export class GitResolver implements Resolver {
   readonly paramsSchema = paramsSchema;
   private readonly deps: GitResolverDeps;
   private readonly config = configParser(parseGitConfig);
+  private readonly dispatchers = new EgressDispatchers();
 
   constructor(deps: GitResolverDeps) {
     this.deps = deps;
@@ -67,6 +74,19 @@ export class GitResolver implements Resolver {
 
   async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
     const config = this.config(ctx.config);
+    if (isApiMode(params)) {
+      const configKey =
+        typeof params.configKey === "string" && params.configKey ? params.configKey : undefined;
+      const settings = settingsFor(config, configKey);
+      if (!settings)
+        throw invalidParams(`param "configKey": git-resolver-config has no keys "${configKey}.*"`);
+      const api = parseApiRequest(params, settings);
+      return resolveApi(api, settings, config, ctx, {
+        readSecret: this.deps.readSecret,
+        systemNamespace: this.deps.systemNamespace ?? "quarry-system",
+        dispatchers: this.dispatchers,
+      });
+    }
     const req = parseRequest(params, config);
     checkPolicy(req, config, ctx.namespace);
     const egress = effectiveEgress(req.settings);

@@ -28,5 +28,9 @@ export async function gitResolver(runtime: ServiceRuntime): Promise<GitResolver>
   const source = new GitCliSource({ cacheRoot, log: runtime.log.child({ component: "git" }) });
   registerGitMetrics(runtime.metrics.meter, source);
   runtime.log.info({ gitVersion, cacheRoot, workers: runtime.settings.concurrency }, "git engine ready");
-  return new GitResolver({ source, readSecret: kubeSecretReader(runtime.client) });
+  return new GitResolver({
+    source,
+    readSecret: kubeSecretReader(runtime.client),
+    systemNamespace: runtime.settings.systemNamespace,
+  });
 }

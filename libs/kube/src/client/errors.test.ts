@@ -11,6 +11,7 @@ import {
   isPermanentError,
   PermanentError,
   TransientError,
+  transientBackoff,
   transientRetryAfter,
 } from "./errors.ts";
 
@@ -106,4 +107,12 @@ test("Controller drops a key whose reconcile threw a wrapped PermanentError", as
   assert.equal(queue.delayedCount(), 0, "not requeued");
   assert.equal(queue.numRequeues("ns/a"), 0);
   await c.stop();
+});
+
+test("a TransientError's own backoff is found through wrappers, not past a PermanentError", () => {
+  const own = new TransientError("attempt 1 failed", { backoffMs: 2000, retryAfterMs: 500 });
+  assert.equal(transientBackoff(new Error("wrapped", { cause: own })), 2000);
+  assert.equal(transientRetryAfter(own), 500);
+  assert.equal(transientBackoff(new PermanentError("stop", { cause: own })), undefined);
+  assert.equal(transientBackoff(new TransientError("no schedule")), undefined);
 });

@@ -62,10 +62,19 @@ export class PermanentError extends Error {
 export class TransientError extends Error {
   /** The source asked us to wait at least this long (an HTTP Retry-After); the backoff honours it. */
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, options?: ErrorOptions & { retryAfterMs?: number | undefined }) {
+  /**
+   * The caller's own retry schedule (e.g. a resolver configured with Tekton's backoff keys): wait
+   * this long instead of the queue's backoff. A longer retryAfterMs still wins.
+   */
+  readonly backoffMs: number | undefined;
+  constructor(
+    message: string,
+    options?: ErrorOptions & { retryAfterMs?: number | undefined; backoffMs?: number | undefined },
+  ) {
     super(message, options);
     this.name = "TransientError";
     this.retryAfterMs = options?.retryAfterMs;
+    this.backoffMs = options?.backoffMs;
   }
 }
 
@@ -112,6 +121,15 @@ export function transientRetryAfter(err: unknown): number | undefined {
   for (const e of causeChain(err)) {
     if (e instanceof PermanentError) return undefined;
     if (e instanceof TransientError && e.retryAfterMs !== undefined) return e.retryAfterMs;
+  }
+  return undefined;
+}
+
+/** The outermost TransientError's own backoff (backoffMs) in `err`'s cause chain, unless a PermanentError comes first. */
+export function transientBackoff(err: unknown): number | undefined {
+  for (const e of causeChain(err)) {
+    if (e instanceof PermanentError) return undefined;
+    if (e instanceof TransientError && e.backoffMs !== undefined) return e.backoffMs;
   }
   return undefined;
 }

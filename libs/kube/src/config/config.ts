@@ -1,6 +1,8 @@
 // A service's ConfigMap, watched live. A change that parses replaces the
 // config; a malformed one keeps the last good config, logs the error and
 // raises a Warning Event on the ConfigMap, so a typo never stops a controller.
+// Warnings that do not make a config invalid (a key nobody reads) are logged
+// and raised once per change of the ConfigMap's data, not on every relist.
 import type { Logger } from "@quarry/observability";
 import type { KubeClient, KubeObject } from "../client/client.ts";
 import { errorMessage } from "../client/errors.ts";
@@ -22,6 +24,16 @@ export class ConfigError extends Error {
   }
 }
 
+/** Something in a ConfigMap that does not make it invalid but should not pass unnoticed. */
+export interface ConfigWarning {
+  /** The key at fault. */
+  key: string;
+  /** The Event's reason, e.g. UnknownConfigKey. */
+  reason: string;
+  /** What is wrong with the key; the ConfigMap is named by the caller. */
+  message: string;
+}
+
 export interface LiveConfigOptions<T> {
   client: KubeClient;
   namespace: string;
@@ -32,6 +44,8 @@ export interface LiveConfigOptions<T> {
   recorder: EventRecorder;
   /** The informer's watchdog (InformerOptions.watchdogMs). */
   watchdogMs?: number;
+  /** Warnings about the data, each logged and raised as a Warning Event once per change of the data. */
+  warnings?: (data: Readonly<Record<string, string>>) => readonly ConfigWarning[];
 }
 
 export class LiveConfig<T> {
@@ -39,6 +53,8 @@ export class LiveConfig<T> {
   private value: T;
   private readonly listeners: ((config: T) => void)[] = [];
   private readonly opts: LiveConfigOptions<T>;
+  /** The data last checked for warnings: a relist or a metadata-only update does not warn again. */
+  private warnedData: string | undefined;
 
   constructor(opts: LiveConfigOptions<T>) {
     this.opts = opts;
@@ -53,7 +69,10 @@ export class LiveConfig<T> {
     this.informer.on({
       onAdd: (cm) => this.load(cm),
       onUpdate: (_old, cm) => this.load(cm),
-      onDelete: () => this.set(opts.defaults, "config map deleted, using defaults"),
+      onDelete: () => {
+        this.warnedData = undefined;
+        this.set(opts.defaults, "config map deleted, using defaults");
+      },
     });
   }
 
@@ -66,6 +85,7 @@ export class LiveConfig<T> {
   }
 
   private load(cm: ConfigMapObject): void {
+    this.warn(cm);
     let next: T;
     try {
       next = this.opts.parse(cm.data ?? {}, this.opts.defaults);
@@ -78,11 +98,34 @@ export class LiveConfig<T> {
     this.set(next, "config loaded");
   }
 
+  private warn(cm: ConfigMapObject): void {
+    const data = cm.data ?? {};
+    const content = dataFingerprint(data);
+    if (content === this.warnedData || !this.opts.warnings) return;
+    this.warnedData = content;
+    const { namespace, name } = this.opts;
+    const version = cm.metadata.resourceVersion;
+    for (const w of this.opts.warnings(data)) {
+      // the version makes each change's Event its own: the recorder suppresses repeats of a message
+      const message = `ConfigMap ${namespace}/${name} (resourceVersion ${version}): ${w.message}`;
+      this.opts.log.warn(
+        { configMap: name, key: w.key, reason: w.reason, resourceVersion: version },
+        message,
+      );
+      this.opts.recorder.record(cm, "Warning", w.reason, message);
+    }
+  }
+
   private set(next: T, why: string): void {
     this.value = next;
     this.opts.log.info({ configMap: this.opts.name, config: withoutUrlPasswords(next) }, why);
     for (const fn of this.listeners) fn(next);
   }
+}
+
+/** The data's identity, whatever order its keys came in. */
+function dataFingerprint(data: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /**

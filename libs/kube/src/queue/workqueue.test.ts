@@ -194,6 +194,20 @@ describe("WorkQueue", () => {
     assert.equal(q.numRequeues("k"), 1, "still counts as a failure");
   });
 
+  it("addRateLimited with the caller's own delay replaces the backoff but still counts the failure", () => {
+    const { q, clock } = newQueue();
+    q.addRateLimited("k", 0, 10);
+    clock.advance(10);
+    assert.equal(q.depth(), 1, "the backoff alone would have waited 50");
+    assert.equal(q.numRequeues("k"), 1);
+    const { q: q2, clock: clock2 } = newQueue();
+    q2.addRateLimited("k", 300, 10);
+    clock2.advance(299);
+    assert.equal(q2.depth(), 0, "a longer Retry-After still wins");
+    clock2.advance(1);
+    assert.equal(q2.depth(), 1);
+  });
+
   it("a delayed add firing while the key is processing marks it dirty", async () => {
     const { q, clock } = newQueue();
     q.add("a");

@@ -1,4 +1,4 @@
-import { transientRetryAfter } from "../client/errors.ts";
+import { transientBackoff, transientRetryAfter } from "../client/errors.ts";
 import { ExponentialBackoff } from "../time/backoff.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 
@@ -115,11 +115,15 @@ export class WorkQueue {
     this.delayed.set(key, { at, cancel });
   }
 
-  /** Records a failure for `key` and re-adds it after its backoff delay (or `atLeastMs`, if longer). */
-  addRateLimited(key: string, atLeastMs = 0): void {
+  /**
+   * Records a failure for `key` and re-adds it after its backoff delay (or `atLeastMs`, if longer).
+   * `insteadMs` replaces the backoff delay (the caller's own schedule); the failure still counts.
+   */
+  addRateLimited(key: string, atLeastMs = 0, insteadMs?: number): void {
     if (this.shuttingDown) return;
     this.metrics?.retry();
-    this.addAfter(key, Math.max(this.backoff.next(key), atLeastMs));
+    const backoff = this.backoff.next(key);
+    this.addAfter(key, Math.max(insteadMs ?? backoff, atLeastMs));
   }
 
   /** Resets `key`'s backoff; call after it was processed successfully (or deleted). */
@@ -376,7 +380,7 @@ export async function runWorkers(
         await handle(key);
       } catch (error) {
         // a Retry-After may sit on a wrapped TransientError, so read it through the cause chain
-        queue.addRateLimited(key, transientRetryAfter(error) ?? 0);
+        queue.addRateLimited(key, transientRetryAfter(error) ?? 0, transientBackoff(error));
         try {
           onError(key, error);
         } catch {
