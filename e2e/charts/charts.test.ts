@@ -236,7 +236,12 @@ describe("value blocks (lifecycle-controller)", () => {
 
 describe("egress values (resolvers that fetch from the network)", () => {
   const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-  for (const svc of ["git-resolver", "bundle-resolver"]) {
+  // the keys each chart's config ships with (Tekton's shipped values)
+  const shipped: Record<string, Record<string, string>> = {
+    "git-resolver": { "fetch-timeout": "1m" },
+    "bundle-resolver": {},
+  };
+  for (const [svc, base] of Object.entries(shipped)) {
     test(`${svc}: egress → the ConfigMap's ca-bundle, proxy, no-proxy; config wins; unset adds nothing`, () => {
       const cm = (args: string[]) => find(template(svc, args), "ConfigMap")?.data;
       assert.deepEqual(
@@ -245,12 +250,13 @@ describe("egress values (resolvers that fetch from the network)", () => {
           "--set=egress.proxy=http://proxy.corp:3128",
           String.raw`--set=egress.noProxy=.svc\,10.0.0.0/8`,
         ]),
-        { "ca-bundle": CA, proxy: "http://proxy.corp:3128", "no-proxy": ".svc,10.0.0.0/8" },
+        { ...base, "ca-bundle": CA, proxy: "http://proxy.corp:3128", "no-proxy": ".svc,10.0.0.0/8" },
       );
       assert.deepEqual(cm(["--set=egress.proxy=http://a:1", "--set=config.proxy=http://b:2"]), {
+        ...base,
         proxy: "http://b:2",
       });
-      assert.deepEqual(cm([]), {});
+      assert.deepEqual(cm([]), base);
     });
   }
 });

@@ -94,10 +94,11 @@ const cases: Case[] = [
     /param "colour" is not supported/,
   ],
   [
-    "api-mode",
+    // API mode: the forge's repository goes through allowed-urls too, before any connection
+    "api-mode-not-allowed",
     () => ({ repo: "catalog", org: "tektoncd", pathInRepo: "task.yaml" }),
-    "InvalidParams",
-    /param "repo": Tekton's SCM API mode/,
+    "Forbidden",
+    /params "serverURL", "org", "repo": https:\/\/github\.com\/tektoncd\/catalog is not allowed by allowed-urls/,
   ],
 ];
 

@@ -11,6 +11,7 @@ const entry = (method: string, command?: string): AccessEntry => ({
   command,
   status: 200,
   user: undefined,
+  at: 0,
 });
 
 test("counts protocol v2 commands and capability advertisements since an entry", () => {

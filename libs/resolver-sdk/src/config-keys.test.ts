@@ -5,8 +5,8 @@ import { parseResolverConfig } from "./config.ts";
 import { type ConfigKeys, configKeyWarnings, RUNTIME_CONFIG_KEYS } from "./config-keys.ts";
 
 const keys: ConfigKeys = {
-  known: ["default-kind", /[a-z0-9-]+\.fetch-timeout/],
-  tektonOnly: ["backoff-steps"],
+  known: ["default-kind", /[a-z0-9-]+\.fetch-timeout/, /[a-z]+\.(?:name|namespace)/],
+  tektonOnly: ["backoff-steps", /[a-z0-9-]+\.git-token/],
 };
 
 test("configKeyWarnings: keys in, one warning per key nobody reads out, sorted", () => {
@@ -19,8 +19,10 @@ test("configKeyWarnings: keys in, one warning per key nobody reads out, sorted",
       { "x.fetch-timeout-typo": "1m" },
       [["x.fetch-timeout-typo", "UnknownConfigKey"]],
     ],
+    ["an alternation's longer branch", { "x.namespace": "a", "x.name": "b" }, []],
     ["a typo", { "default-knd": "task" }, [["default-knd", "UnknownConfigKey"]]],
     ["a Tekton key not implemented", { "backoff-steps": "3" }, [["backoff-steps", "UnsupportedConfigKey"]]],
+    ["a Tekton key by pattern", { "team-a.git-token": "x" }, [["team-a.git-token", "UnsupportedConfigKey"]]],
     [
       "several, sorted by key",
       { zeta: "", "backoff-steps": "3", alpha: "1" },

@@ -8,8 +8,8 @@ import type { ConfigWarning } from "@quarry/kube";
 export interface ConfigKeys {
   /** Keys the resolver reads, besides the runtime's (RUNTIME_CONFIG_KEYS). A RegExp matches a whole key. */
   readonly known: readonly (string | RegExp)[];
-  /** Keys Tekton's resolver of the same type reads that this one does not implement. */
-  readonly tektonOnly?: readonly string[];
+  /** Keys Tekton's resolver of the same type reads that this one does not implement. A RegExp matches a whole key. */
+  readonly tektonOnly?: readonly (string | RegExp)[];
 }
 
 /** The runtime's own keys, read for every resolver (config.ts). */
@@ -35,14 +35,14 @@ export function configKeyWarnings(
   keys: ConfigKeys | undefined,
 ): ConfigWarning[] {
   if (!keys) return [];
-  const known = (key: string) =>
-    RUNTIME_CONFIG_KEYS.includes(key) ||
-    keys.known.some((k) => (typeof k === "string" ? k === key : wholeMatch(k, key)));
+  const matches = (list: readonly (string | RegExp)[], key: string) =>
+    list.some((k) => (typeof k === "string" ? k === key : wholeMatch(k, key)));
+  const known = (key: string) => RUNTIME_CONFIG_KEYS.includes(key) || matches(keys.known, key);
   const warnings: ConfigWarning[] = [];
   for (const key of Object.keys(data).sort()) {
     if (known(key)) continue;
     warnings.push(
-      keys.tektonOnly?.includes(key)
+      matches(keys.tektonOnly ?? [], key)
         ? {
             key,
             reason: UNSUPPORTED_CONFIG_KEY,
@@ -58,7 +58,7 @@ export function configKeyWarnings(
   return warnings;
 }
 
+/** Anchored as a whole, so an alternation's shorter branch cannot hide a longer one (`a|ab` matches "ab"). */
 function wholeMatch(pattern: RegExp, key: string): boolean {
-  const m = new RegExp(pattern.source, pattern.flags.replace("g", "").replace("y", "")).exec(key);
-  return m !== null && m.index === 0 && m[0].length === key.length;
+  return new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace("g", "").replace("y", "")).test(key);
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseSize } from "@quarry/kube";
-import { defaultGitConfig, parseGitConfig, settingsFor } from "./config.ts";
+import { configKeyWarnings } from "@quarry/resolver-sdk";
+import { defaultGitConfig, gitConfigKeys, parseGitConfig, settingsFor } from "./config.ts";
 
 test("empty config gives the defaults", () => {
   const c = parseGitConfig({});
@@ -12,6 +13,7 @@ test("empty config gives the defaults", () => {
   assert.equal(c.namespaceUrls, undefined);
   assert.deepEqual(c.credentialBindings, [], "no token is bound by config");
   assert.deepEqual(c.insecureHosts, [], "no plain-http host may get a token");
+  assert.equal(c.backoff, undefined, "no backoff key: the runtime's retries");
 });
 
 test("credential-bindings and insecure-hosts", () => {
@@ -110,6 +112,14 @@ test("bad values throw ConfigError naming the key", () => {
       /^team\.insecure-hosts: insecure-hosts cannot be set per configKey/,
     ],
     [{ "team.credential-bindings": "[]" }, /^team\.credential-bindings: credential-bindings cannot be set/],
+    [{ "backoff-duration": "soon" }, /^backoff-duration: must be a duration/],
+    [{ "backoff-duration": "-1s" }, /^backoff-duration: must not be negative/],
+    [{ "backoff-factor": "two" }, /^backoff-factor: must be a number/],
+    [{ "backoff-jitter": "-0.1" }, /^backoff-jitter: must not be negative/],
+    [{ "backoff-steps": "0" }, /^backoff-steps: must be at least 1/],
+    [{ "backoff-steps": "2.5" }, /^backoff-steps: must be an integer/],
+    [{ "backoff-cap": "10" }, /^backoff-cap: must be a duration/],
+    [{ "team.backoff-steps": "3" }, /^team\.backoff-steps: Tekton's backoff keys apply to every configKey/],
   ];
   for (const [data, want] of cases) {
     assert.throws(
@@ -134,4 +144,103 @@ test("parseSize", () => {
     ["-1", undefined],
   ];
   for (const [input, want] of cases) assert.equal(parseSize(input), want, input);
+});
+
+test("backoff-* and git-token: read globally; git-token (Tekton parses it, never uses it) accepted", () => {
+  const c = parseGitConfig({
+    "backoff-steps": "4",
+    "backoff-cap": "30s",
+    "git-token": "x",
+    "team.git-token": "y",
+  });
+  assert.equal(c.backoff?.steps, 4);
+  assert.equal(c.backoff?.capMs, 30_000);
+  assert.equal(c.backoff?.durationMs, 2000, "Tekton's default for an unset key");
+  assert.equal(c.byConfigKey.has("team"), false, "git-token sets nothing");
+});
+
+test("configKeys: the keys nobody reads are reported, Tekton's unused git-token as such", () => {
+  const rows: [string, Record<string, string>, [string, string][]][] = [
+    [
+      "Tekton v1.15's shipped ConfigMap, backoff keys uncommented",
+      {
+        "fetch-timeout": "1m",
+        "default-url": "https://github.com/tektoncd/catalog.git",
+        "default-revision": "main",
+        "scm-type": "github",
+        "server-url": "",
+        "api-token-secret-name": "",
+        "api-token-secret-key": "",
+        "api-token-secret-namespace": "default",
+        "default-org": "",
+        "default-cache-mode": "auto",
+        "backoff-duration": "2s",
+        "backoff-factor": "2.0",
+        "backoff-jitter": "0.1",
+        "backoff-steps": "2",
+        "backoff-cap": "10s",
+      },
+      [],
+    ],
+    [
+      "Quarry's keys and the egress keys",
+      {
+        proxy: "",
+        "no-proxy": "",
+        "ca-bundle": "",
+        "blocked-networks": "default",
+        "git-token-username": "git",
+        "allowed-urls": "",
+        "allowed-revisions": "",
+        "namespace-allowed-urls": "",
+        "max-repository-size": "1Gi",
+        "max-cache-size": "2Gi",
+        "ref-lookup-interval": "1s",
+        "credential-bindings": "[]",
+        "insecure-hosts": "",
+        "resolution-timeout": "1m",
+      },
+      [],
+    ],
+    [
+      "<configKey>.<key> for each key a configKey may set",
+      {
+        "team.fetch-timeout": "1m",
+        "team.default-url": "https://a/b",
+        "team.default-revision": "v1",
+        "team.scm-type": "gitea",
+        "team.server-url": "https://g",
+        "team.api-token-secret-name": "s",
+        "team.api-token-secret-key": "k",
+        "team.api-token-secret-namespace": "n",
+        "team.default-org": "o",
+        "team.proxy": "",
+        "team.no-proxy": "",
+        "team.ca-bundle": "",
+        "team.git-token-username": "u",
+      },
+      [],
+    ],
+    [
+      "git-token, plain and per configKey",
+      { "git-token": "x", "team.git-token": "y" },
+      [
+        ["git-token", "UnsupportedConfigKey"],
+        ["team.git-token", "UnsupportedConfigKey"],
+      ],
+    ],
+    [
+      "typos and other resolvers' keys",
+      { "fetch-timout": "1m", "default-kind": "task", "team.default-urls": "x" },
+      [
+        ["default-kind", "UnknownConfigKey"],
+        ["fetch-timout", "UnknownConfigKey"],
+        ["team.default-urls", "UnknownConfigKey"],
+      ],
+    ],
+  ];
+  for (const [what, data, want] of rows) {
+    const got = configKeyWarnings(data, "git", gitConfigKeys).map((w) => [w.key, w.reason]);
+    assert.deepEqual(got, want, what);
+  }
 });

@@ -1,9 +1,10 @@
 // git-resolver-config: Tekton's keys (fetch-timeout, default-url,
-// default-revision, and `<configKey>.<key>` sets chosen by the configKey
-// param) plus Quarry's policy and cache keys. Values are parsed strictly and a
-// bad one throws ConfigError naming the key, so the runtime keeps the last
-// good config. Keys this file does not know are left alone: the runtime's own
-// keys (resolution-timeout, default-cache-mode, ...) share the ConfigMap.
+// default-revision, API mode's, backoff-*, and `<configKey>.<key>` sets chosen
+// by the configKey param) plus Quarry's policy and cache keys. Values are
+// parsed strictly and a bad one throws ConfigError naming the key, so the
+// runtime keeps the last good config. Keys this file does not know are left
+// alone: the runtime's own keys (resolution-timeout, default-cache-mode, ...)
+// share the ConfigMap, and gitConfigKeys lets the runtime report the others.
 import {
   ConfigError,
   configDuration,
@@ -13,8 +14,10 @@ import {
   parseSize,
 } from "@quarry/kube";
 import {
+  BACKOFF_KEYS,
   BLOCKED_NETWORKS_KEY,
   type BlockedNetworks,
+  type ConfigKeys,
   CREDENTIAL_BINDINGS_KEY,
   type CredentialBinding,
   INSECURE_HOSTS_KEY,
@@ -24,14 +27,22 @@ import {
   parseCredentialBindings,
   parseInsecureHosts,
   parseProxyUrl,
+  parseWaitBackoff,
+  type WaitBackoff,
 } from "@quarry/resolver-sdk";
 import yaml from "js-yaml";
 
 export const CONFIG_MAP_NAME = "git-resolver-config";
 
+/**
+ * The per-attempt deadline when neither fetch-timeout nor the runtime's resolution-timeout is
+ * set: the fetch-timeout Tekton's git-resolver-config ships with.
+ */
+export const TEKTON_FETCH_TIMEOUT_MS = 60_000;
+
 /** Settings a `<configKey>.` prefix may override. */
 export interface RepoSettings {
-  /** Per-attempt deadline for the git work; the runtime's resolution-timeout when unset. */
+  /** Per-attempt deadline (Tekton's fetch-timeout); unset: GitResolver.timeout's fallbacks. */
   fetchTimeoutMs: number | undefined;
   defaultUrl: string | undefined;
   defaultRevision: string;
@@ -88,6 +99,11 @@ export interface GitConfig {
   credentialBindings: readonly CredentialBinding[];
   /** Hosts a token may reach over plain http; none by default. */
   insecureHosts: readonly InsecureHost[];
+  /**
+   * Tekton's backoff-* keys (global only, as Tekton reads them): a request's attempts and the
+   * delays between them; unset: the runtime's max-attempts and delays.
+   */
+  backoff: WaitBackoff | undefined;
 }
 
 export const KEYS = {
@@ -113,7 +129,14 @@ export const KEYS = {
   apiTokenSecretName: "api-token-secret-name",
   apiTokenSecretKey: "api-token-secret-key",
   apiTokenSecretNamespace: "api-token-secret-namespace",
+  // backoff-duration, -factor, -jitter, -steps, -cap: Tekton's retry keys (the SDK's wait-backoff.ts)
 } as const;
+
+/**
+ * Tekton parses git-token (also as `<configKey>.git-token`) into its config and never uses it;
+ * Quarry accepts it and reports it as having no effect.
+ */
+export const TEKTON_UNUSED_KEY = "git-token";
 
 const PER_CONFIG_KEY: ReadonlySet<string> = new Set([
   KEYS.fetchTimeout,
@@ -130,6 +153,19 @@ const PER_CONFIG_KEY: ReadonlySet<string> = new Set([
   KEYS.apiTokenSecretKey,
   KEYS.apiTokenSecretNamespace,
 ]);
+
+/**
+ * Every key above and Tekton's backoff keys (the egress keys are among KEYS); `<configKey>.<key>`
+ * for the keys a configKey may override. Tekton v1.15's keys are all read, git-token aside.
+ */
+export const gitConfigKeys: ConfigKeys = {
+  known: [
+    ...Object.values(KEYS),
+    ...Object.values(BACKOFF_KEYS),
+    new RegExp(`[^.]+\\.(?:${[...PER_CONFIG_KEY].join("|")})`),
+  ],
+  tektonOnly: [TEKTON_UNUSED_KEY, new RegExp(`[^.]+\\.${TEKTON_UNUSED_KEY}`)],
+};
 
 export const defaultApiSettings: ApiSettings = {
   defaultOrg: undefined,
@@ -163,6 +199,7 @@ export const defaultGitConfig: GitConfig = {
   blockedNetworks: parseBlockedNetworks(BLOCKED_NETWORKS_KEY, undefined),
   credentialBindings: [],
   insecureHosts: [],
+  backoff: undefined,
 };
 
 export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfig {
@@ -179,6 +216,13 @@ export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfi
     const prefix = key.slice(0, dot);
     const field = key.slice(dot + 1);
     if (field.includes(".")) throw new ConfigError(key, "expected <configKey>.<key> with a single dot");
+    if (field === TEKTON_UNUSED_KEY) continue;
+    if ((Object.values(BACKOFF_KEYS) as string[]).includes(field)) {
+      throw new ConfigError(
+        key,
+        `Tekton's backoff keys apply to every configKey: set ${field} without a prefix`,
+      );
+    }
     if (!PER_CONFIG_KEY.has(field)) {
       throw new ConfigError(
         key,
@@ -204,6 +248,7 @@ export function parseGitConfig(data: Readonly<Record<string, string>>): GitConfi
     blockedNetworks: parseBlockedNetworks(KEYS.blockedNetworks, data[KEYS.blockedNetworks]),
     credentialBindings: parseCredentialBindings(data[KEYS.credentialBindings]),
     insecureHosts: parseInsecureHosts(data[KEYS.insecureHosts]),
+    backoff: parseWaitBackoff(data),
   };
 }
 

@@ -14,9 +14,15 @@ import {
   TASK_V2,
 } from "@quarry/devcluster/git-repos";
 import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
-import { forbidden, type Params, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import {
+  forbidden,
+  type Params,
+  ResolutionError,
+  type ResolveContext,
+  type WaitBackoff,
+} from "@quarry/resolver-sdk";
 import { GitCliSource } from "./engine/git-cli-source.ts";
-import { GitSourceError } from "./engine/source.ts";
+import { type GitSource, GitSourceError } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
 import { GitResolver } from "./resolver.ts";
 
@@ -323,22 +329,70 @@ describe("GitResolver", () => {
     }
   });
 
-  test("isImmutable, timeout, validateConfig", () => {
+  test("isImmutable, validateConfig", () => {
     assert.equal(resolver.isImmutable({ revision: repo.main }), true);
     assert.equal(resolver.isImmutable({ revision: "main" }), false);
     assert.equal(resolver.isImmutable({}), false);
-    assert.equal(resolver.timeout({}, {}), 30_000);
-    assert.equal(resolver.timeout({}, { "resolution-timeout": "20s" }), 20_000);
-    assert.equal(resolver.timeout({}, { "fetch-timeout": "45s", "resolution-timeout": "20s" }), 45_000);
-    assert.equal(
-      resolver.timeout({ configKey: "x" }, { "fetch-timeout": "45s", "x.fetch-timeout": "5s" }),
-      5_000,
-    );
     assert.throws(
       () => resolver.validateConfig({ "fetch-timeout": "soon" }),
       /^ConfigError: fetch-timeout:|fetch-timeout/,
     );
   });
+});
+
+/** A GitResolver for what reads only the config: nothing is fetched. */
+const configOnly = () =>
+  new GitResolver({
+    source: {} as GitSource,
+    readSecret: async () => ({ problem: "unused" }),
+  });
+
+test("timeout: fetch-timeout (the configKey's first), else resolution-timeout when set, else Tekton's 1m", () => {
+  const rows: [string, Params, Record<string, string>, number][] = [
+    ["nothing set: Tekton's shipped fetch-timeout", {}, {}, 60_000],
+    ["resolution-timeout set in the ConfigMap", {}, { "resolution-timeout": "20s" }, 20_000],
+    ["an empty resolution-timeout is unset", {}, { "resolution-timeout": " " }, 60_000],
+    ["fetch-timeout wins", {}, { "fetch-timeout": "45s", "resolution-timeout": "20s" }, 45_000],
+    ["the configKey's", { configKey: "x" }, { "fetch-timeout": "45s", "x.fetch-timeout": "5s" }, 5_000],
+    [
+      "a configKey without one: the plain key",
+      { configKey: "x" },
+      { "fetch-timeout": "45s", "x.default-url": "https://a/b" },
+      45_000,
+    ],
+    ["a configKey without one, none set: 1m", { configKey: "x" }, { "x.default-url": "https://a/b" }, 60_000],
+    ["configKey default: the plain key", { configKey: "default" }, { "fetch-timeout": "7s" }, 7_000],
+    [
+      "an unknown configKey: the fallbacks (the request fails later)",
+      { configKey: "y" },
+      { "resolution-timeout": "9s" },
+      9_000,
+    ],
+  ];
+  const resolver = configOnly();
+  for (const [what, params, config, want] of rows) assert.equal(resolver.timeout(params, config), want, what);
+});
+
+test("retryBackoff: Tekton's backoff-* keys, defaults filling the unset ones; none set: the runtime's", () => {
+  const tekton = { durationMs: 2000, factor: 2, jitter: 0.1, steps: 2, capMs: 10_000 };
+  const rows: [string, Record<string, string>, WaitBackoff | undefined][] = [
+    ["none set", {}, undefined],
+    ["one set", { "backoff-steps": "5" }, { ...tekton, steps: 5 }],
+    [
+      "all set",
+      {
+        "backoff-duration": "500ms",
+        "backoff-factor": "1.5",
+        "backoff-jitter": "0",
+        "backoff-steps": "3",
+        "backoff-cap": "1m",
+      },
+      { durationMs: 500, factor: 1.5, jitter: 0, steps: 3, capMs: 60_000 },
+    ],
+    ["backoff-steps 1: no retry", { "backoff-steps": "1" }, { ...tekton, steps: 1 }],
+  ];
+  const resolver = configOnly();
+  for (const [what, config, want] of rows) assert.deepEqual(resolver.retryBackoff(config), want, what);
 });
 
 test("toResolutionError maps every source failure", () => {

@@ -18,10 +18,17 @@ import {
   type ResolverConfig,
   redactUrl,
   runtimeTimeoutMs,
+  type WaitBackoff,
 } from "@quarry/resolver-sdk";
 import { isApiMode, parseApiRequest } from "./api-mode/params.ts";
 import { resolveApi } from "./api-mode/resolve.ts";
-import { type GitConfig, parseGitConfig, settingsFor } from "./config.ts";
+import {
+  type GitConfig,
+  gitConfigKeys,
+  parseGitConfig,
+  settingsFor,
+  TEKTON_FETCH_TIMEOUT_MS,
+} from "./config.ts";
 import { classifyRevision } from "./engine/refs/revision.ts";
 import type { GitAuth, GitSource, SourceRequest } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
@@ -46,6 +53,7 @@ export interface GitResolverDeps {
 export class GitResolver implements Resolver {
   readonly type = "git";
   readonly paramsSchema = paramsSchema;
+  readonly configKeys = gitConfigKeys;
   private readonly deps: GitResolverDeps;
   private readonly config = configParser(parseGitConfig);
   private readonly dispatchers = new EgressDispatchers();
@@ -65,11 +73,23 @@ export class GitResolver implements Resolver {
     return "kind" in revision && revision.kind === "commit";
   }
 
-  /** Tekton's fetch-timeout (per configKey), else the runtime's resolution-timeout. */
+  /**
+   * Tekton's fetch-timeout (the configKey's, else the plain key); unset, the runtime's
+   * resolution-timeout when the ConfigMap sets it, else Tekton's default (1m).
+   */
   timeout(params: Params, config: ResolverConfig): number {
     const key = typeof params.configKey === "string" ? params.configKey : undefined;
     const fetch = settingsFor(this.config(config), key)?.fetchTimeoutMs;
-    return fetch ?? runtimeTimeoutMs(config);
+    if (fetch !== undefined) return fetch;
+    return config["resolution-timeout"]?.trim() ? runtimeTimeoutMs(config) : TEKTON_FETCH_TIMEOUT_MS;
+  }
+
+  /**
+   * Tekton's backoff-* keys, when the config sets any: the attempts of the whole resolution (clone
+   * or API mode) and the delays between them.
+   */
+  retryBackoff(config: ResolverConfig): WaitBackoff | undefined {
+    return this.config(config).backoff;
   }
 
   async resolve(params: Params, ctx: ResolveContext): Promise<Resolved> {
