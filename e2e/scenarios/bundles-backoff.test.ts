@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_USER, tknBundlePush } from "@quarry/devcluster/registry";
+import { assertScheduleGaps, BACKOFF_SCHEDULE } from "@quarry/harness/backoff";
 import { BUNDLE_LABELS, TASK_YAML, useBundleScenario } from "@quarry/harness/bundle-scenario";
 import {
   createRequest,
@@ -17,15 +18,9 @@ import {
   waitForRequest,
 } from "@quarry/harness/scenario";
 
-const SCHEDULE = {
-  "backoff-duration": "1s",
-  "backoff-factor": "2",
-  "backoff-jitter": "0",
-  "backoff-cap": "10s",
-};
 const bundles = useBundleScenario("bundles-backoff", {
   registry: { auth: "token", anonymousPull: true },
-  config: { ...SCHEDULE, "backoff-steps": "4" },
+  config: { ...BACKOFF_SCHEDULE, "backoff-steps": "4" },
   setup: async ({ registry }) => {
     await tknBundlePush(registry.ref("public/task:v1"), [TASK_YAML], DEFAULT_USER);
     // its own repository: a token granted for the first test's is cached for that scope
@@ -53,20 +48,12 @@ test("three refused attempts spaced 1 s, 2 s, 4 s apart, then the fourth resolve
   assert.ok(resolvedOk(rr), succeeded(rr)?.message);
   const at = token.requests().map((r) => r.at);
   assert.equal(at.length, 4, `token requests: ${JSON.stringify(token.requests())}`);
-  const gaps = at.slice(1).map((t, i) => t - at[i]!);
-  for (const [i, want] of [1000, 2000, 4000].entries()) {
-    const gap = gaps[i]!;
-    // never sooner than the schedule; later only by an attempt's own work and the queue
-    assert.ok(
-      gap >= want - 50 && gap < want + 1000,
-      `gap ${i + 1}: ${gap} ms, schedule ${want} ms (${gaps})`,
-    );
-  }
+  assertScheduleGaps(at);
 });
 
 test("backoff-steps is the number of attempts: two, then SourceUnavailable", async () => {
   const { scn, registry } = bundles();
-  await setConfig(scn, "bundleresolver-config", { ...SCHEDULE, "backoff-steps": "2" });
+  await setConfig(scn, "bundleresolver-config", { ...BACKOFF_SCHEDULE, "backoff-steps": "2" });
   const token = registry.token;
   assert.ok(token);
   token.clear();

@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { TASK_V2 } from "@quarry/devcluster/git-repos";
 import type { AccessEntry } from "@quarry/devcluster/git-server";
+import { assertScheduleGaps, BACKOFF_SCHEDULE } from "@quarry/harness/backoff";
 import { GIT_LABELS, useGitScenario } from "@quarry/harness/git-scenario";
 import {
   createRequest,
@@ -19,13 +20,7 @@ import {
   waitForRequest,
 } from "@quarry/harness/scenario";
 
-const SCHEDULE = {
-  "backoff-duration": "1s",
-  "backoff-factor": "2",
-  "backoff-jitter": "0",
-  "backoff-cap": "10s",
-};
-const git = useGitScenario("git-backoff", { config: { ...SCHEDULE, "backoff-steps": "4" } });
+const git = useGitScenario("git-backoff", { config: { ...BACKOFF_SCHEDULE, "backoff-steps": "4" } });
 
 /**
  * When each attempt reached the server. An attempt may send several requests (ref discovery in
@@ -64,20 +59,12 @@ test("three refused attempts spaced 1 s, 2 s, 4 s apart, then the fourth resolve
   assert.equal(attemptStarts(refused()).length, 3, `refused: ${JSON.stringify(refused())}`);
   const at = attemptStarts(log);
   assert.equal(at.length, 4, `requests: ${JSON.stringify(log)}`);
-  const gaps = at.slice(1).map((t, i) => t - at[i]!);
-  for (const [i, want] of [1000, 2000, 4000].entries()) {
-    const gap = gaps[i]!;
-    // never sooner than the schedule; later only by an attempt's own work and the queue
-    assert.ok(
-      gap >= want - 50 && gap < want + 1000,
-      `gap ${i + 1}: ${gap} ms, schedule ${want} ms (${gaps})`,
-    );
-  }
+  assertScheduleGaps(at);
 });
 
 test("backoff-steps is the number of attempts: two, then SourceUnavailable", async () => {
   const { scn, server, url } = git();
-  await setConfig(scn, "git-resolver-config", { ...SCHEDULE, "backoff-steps": "2" });
+  await setConfig(scn, "git-resolver-config", { ...BACKOFF_SCHEDULE, "backoff-steps": "2" });
   // the config is live: give the resolver's watch a moment to see the change
   await sleep(1_000);
   const from = server.log.length;

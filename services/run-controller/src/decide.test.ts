@@ -180,6 +180,19 @@ interface Row {
   want: (c: Ctx) => RunDecision;
 }
 
+/** A cancelled run nobody initialised, ended at the 30 s initial-update timeout. */
+const cancelledUninitialised = ({ kind, cancelled }: { kind: string; cancelled: string }) => {
+  const message = `${kind} "x" was cancelled`;
+  return {
+    status: failedStatus(cancelled, message, 30_000),
+    enforcement: {
+      reason: cancelled,
+      message,
+      why: `cancel requested and no controller initialised the status of this ${kind} within 30s`,
+    },
+  };
+};
+
 const rows: Row[] = [
   // ---- remote refs ----
   {
@@ -454,33 +467,13 @@ const rows: Row[] = [
     given: { cancel: "" },
     now: 30_000,
     cancelSeenAt: 29_000,
-    want: ({ kind, cancelled }) => {
-      const message = `${kind} "x" was cancelled`;
-      return {
-        status: failedStatus(cancelled, message, 30_000),
-        enforcement: {
-          reason: cancelled,
-          message,
-          why: `cancel requested and no controller initialised the status of this ${kind} within 30s`,
-        },
-      };
-    },
+    want: cancelledUninitialised,
   },
   {
     name: "cancel of a run nobody initialised, never seen by this process: cancelled at the initial-update timeout",
     given: { cancel: "" },
     now: 30_000,
-    want: ({ kind, cancelled }) => {
-      const message = `${kind} "x" was cancelled`;
-      return {
-        status: failedStatus(cancelled, message, 30_000),
-        enforcement: {
-          reason: cancelled,
-          message,
-          why: `cancel requested and no controller initialised the status of this ${kind} within 30s`,
-        },
-      };
-    },
+    want: cancelledUninitialised,
   },
   {
     name: "cancel of a run nobody initialised: cancelled once its grace is over (before ControllerNotFound)",
