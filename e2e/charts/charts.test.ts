@@ -206,6 +206,64 @@ describe("value blocks (lifecycle-controller)", () => {
     );
   });
 
+  test("tektonConfigNamespace: Tekton's ConfigMap of the same name and its resolver-cache-config read in place, a Role there reading only those", () => {
+    const tektonReads = (docs: ReturnType<typeof template>) =>
+      docs.filter((d) => d.metadata?.name?.endsWith("-tekton-config")).map((d) => d.kind);
+    assert.deepEqual(tektonReads(template("git-resolver")), [], "nothing read unless asked");
+    const TEKTON = "tekton-pipelines-resolvers";
+    const served = {
+      "git-resolver": "git-resolver-config",
+      "bundle-resolver": "bundleresolver-config",
+      "cluster-resolver": "cluster-resolver-config",
+      "http-resolver": "http-resolver-config",
+      "hub-resolver": "hubresolver-config",
+    };
+    for (const [chart, configMap] of Object.entries(served)) {
+      // the umbrella's global value reaches every resolver Tekton also ships
+      const docs = template(chart, [`--set=global.tektonConfigNamespace=${TEKTON}`]);
+      const e = env(docs);
+      assert.equal(e.QUARRY_TEKTON_CONFIG_NAMESPACE, TEKTON, chart);
+      assert.equal(e.QUARRY_TEKTON_CACHE_CONFIG, `${TEKTON}/resolver-cache-config`, chart);
+      const role = find(docs, "Role", `quarry-${chart}-tekton-config`) as unknown as {
+        metadata: { namespace: string };
+        rules: unknown[];
+      };
+      assert.equal(role.metadata.namespace, TEKTON);
+      assert.deepEqual(role.rules, [
+        {
+          apiGroups: [""],
+          resources: ["configmaps"],
+          resourceNames: [configMap, "resolver-cache-config"],
+          verbs: ["get", "list", "watch"],
+        },
+      ]);
+      const binding = find(docs, "RoleBinding", `quarry-${chart}-tekton-config`) as unknown as {
+        metadata: { namespace: string };
+        subjects: { name: string; namespace: string }[];
+      };
+      assert.equal(binding.metadata.namespace, TEKTON);
+      assert.deepEqual(binding.subjects, [
+        { kind: "ServiceAccount", name: `quarry-${chart}`, namespace: "quarry-system" },
+      ]);
+    }
+    // a service Tekton does not ship reads nothing of Tekton's
+    for (const chart of ["pipe-resolver", "lifecycle-controller", "run-controller"]) {
+      const docs = template(chart, [`--set=global.tektonConfigNamespace=${TEKTON}`]);
+      assert.deepEqual(tektonReads(docs), [], chart);
+      assert.equal(env(docs).QUARRY_TEKTON_CONFIG_NAMESPACE, undefined, chart);
+    }
+    // the cache config alone, from elsewhere: its own Role there, nothing else of Tekton's read
+    const cacheOnly = template("bundle-resolver", ["--set=tektonCacheConfig=tekton-cfg/my-cache"]);
+    assert.equal(env(cacheOnly).QUARRY_TEKTON_CONFIG_NAMESPACE, undefined);
+    assert.equal(env(cacheOnly).QUARRY_TEKTON_CACHE_CONFIG, "tekton-cfg/my-cache");
+    const cacheRole = find(cacheOnly, "Role", "quarry-bundle-resolver-tekton-config") as unknown as {
+      metadata: { namespace: string };
+      rules: { resourceNames: string[] }[];
+    };
+    assert.equal(cacheRole.metadata.namespace, "tekton-cfg");
+    assert.deepEqual(cacheRole.rules[0]?.resourceNames, ["my-cache"]);
+  });
+
   test("PDB, HPA (replicas then left to it), NetworkPolicy toggles", () => {
     const docs = template(svc, [
       "--set=podDisruptionBudget.enabled=true",

@@ -60,7 +60,12 @@ spec:
             {{- with .Values.watchNamespace }}
             - {name: QUARRY_WATCH_NAMESPACE, value: {{ . | quote }}}
             {{- end }}
-            {{- with .Values.tektonCacheConfig }}
+            {{- $tekton := include "quarry-lib.tektonConfig" . | fromJson }}
+            {{- with $tekton.namespace }}
+            # Tekton's ConfigMap of the same name there, read in place over the own one (its Role: quarry-lib.rbacObjects)
+            - {name: QUARRY_TEKTON_CONFIG_NAMESPACE, value: {{ . | quote }}}
+            {{- end }}
+            {{- with $tekton.cache }}
             # Tekton's resolver-cache-config, read in place (its Role: quarry-lib.rbacObjects)
             - {name: QUARRY_TEKTON_CACHE_CONFIG, value: {{ . | quote }}}
             {{- end }}

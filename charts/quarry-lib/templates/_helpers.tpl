@@ -21,6 +21,21 @@
 {{- $name -}}
 {{- end -}}
 
+{{/* Tekton's ConfigMaps read in place, for a chart whose values have tektonConfigNamespace (the
+     resolvers Tekton also ships): {"namespace": where Tekton keeps its resolver ConfigMaps (the
+     chart's value, else the umbrella's global.tektonConfigNamespace; "" = not read), "cache":
+     "namespace/name" of resolver-cache-config (tektonCacheConfig, else the one in that namespace)}. */}}
+{{- define "quarry-lib.tektonConfig" -}}
+{{- $ns := "" -}}
+{{- if hasKey .Values "tektonConfigNamespace" }}
+{{- $ns = .Values.tektonConfigNamespace | default (default dict .Values.global).tektonConfigNamespace | default "" -}}
+{{- end -}}
+{{- $cache := .Values.tektonCacheConfig | default "" -}}
+{{- if and $ns (not $cache) }}{{ $cache = printf "%s/resolver-cache-config" $ns }}{{ end -}}
+{{- if $cache }}{{ if ne (len (splitList "/" $cache)) 2 }}{{ fail "tektonCacheConfig must be namespace/name" }}{{ end }}{{ end -}}
+{{- dict "namespace" $ns "cache" $cache | toJson -}}
+{{- end -}}
+
 {{- define "quarry-lib.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Values.service }}
 app.kubernetes.io/instance: {{ .Release.Name }}

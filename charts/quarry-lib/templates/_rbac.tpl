@@ -96,31 +96,36 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: {{ $name }}-sec
 subjects:
   - {kind: ServiceAccount, name: {{ $sa }}, namespace: {{ $.Release.Namespace }}}
 {{- end }}
-{{- /* tektonCacheConfig: "namespace/name" of Tekton's resolver-cache-config → a Role reading exactly
-       that ConfigMap there (the SDK watches it by name), bound to the service. */}}
-{{- with .Values.tektonCacheConfig }}
+{{- /* Tekton's ConfigMaps read in place (quarry-lib.tektonConfig): a Role in each namespace involved
+       reading exactly those ConfigMaps there (the SDK watches each by name), bound to the service. */}}
+{{- $tekton := include "quarry-lib.tektonConfig" . | fromJson }}
+{{- $reads := dict }}
+{{- with $tekton.namespace }}{{ $_ := set $reads . (list (include "quarry-lib.configMapName" $)) }}{{ end }}
+{{- with $tekton.cache }}
 {{- $ref := splitList "/" . }}
-{{- if ne (len $ref) 2 }}{{ fail "tektonCacheConfig must be namespace/name" }}{{ end }}
+{{- $_ := set $reads (index $ref 0) (append (get $reads (index $ref 0) | default list) (index $ref 1)) }}
+{{- end }}
+{{- range $ns, $names := $reads }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
-  name: {{ $name }}-tekton-cache-config
-  namespace: {{ index $ref 0 }}
+  name: {{ $name }}-tekton-config
+  namespace: {{ $ns }}
   labels: {{- include "quarry-lib.labels" $ | nindent 4 }}
 rules:
   - apiGroups: [""]
     resources: [configmaps]
-    resourceNames: [{{ index $ref 1 | quote }}]
+    resourceNames: {{ $names | uniq | toJson }}
     verbs: [get, list, watch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
-  name: {{ $name }}-tekton-cache-config
-  namespace: {{ index $ref 0 }}
+  name: {{ $name }}-tekton-config
+  namespace: {{ $ns }}
   labels: {{- include "quarry-lib.labels" $ | nindent 4 }}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: {{ $name }}-tekton-cache-config}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: {{ $name }}-tekton-config}
 subjects:
   - {kind: ServiceAccount, name: {{ $sa }}, namespace: {{ $.Release.Namespace }}}
 {{- end }}

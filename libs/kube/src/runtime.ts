@@ -153,7 +153,7 @@ export class ServiceRuntime {
     name: string,
     defaults: T,
     parse: (data: Record<string, string>, defaults: T) => T,
-    opts: Pick<LiveConfigOptions<T>, "warnings"> & { namespace?: string } = {},
+    opts: Pick<LiveConfigOptions<T>, "warnings" | "overlays"> & { namespace?: string } = {},
   ): LiveConfig<T> {
     const cfg = new LiveConfig<T>({
       client: this.client,
@@ -162,12 +162,13 @@ export class ServiceRuntime {
       name,
       defaults,
       parse,
+      overlays: opts.overlays,
       warnings: opts.warnings,
       log: this.log.child({ config: name }),
       recorder: this.recorder,
       watchdogMs: this.settings.watchdogMs,
     });
-    this.informers.push(cfg.informer as unknown as Informer<KubeObject>);
+    for (const i of cfg.informers) this.informers.push(i as unknown as Informer<KubeObject>);
     return cfg;
   }
 

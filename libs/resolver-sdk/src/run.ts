@@ -28,7 +28,11 @@ import {
 } from "./tekton-cache-config.ts";
 
 export interface RunResolverOptions {
-  /** The resolver's ConfigMap, in the service's namespace, watched live. */
+  /**
+   * The resolver's ConfigMap, in the service's namespace, watched live. With
+   * QUARRY_TEKTON_CONFIG_NAMESPACE set, the ConfigMap of the same name there (Tekton's, which uses
+   * the same names) is read in place too, its keys winning.
+   */
   configMap: string;
   /** Pass one to register the resolver's own informers first (they join readiness). */
   runtime?: ServiceRuntime;
@@ -67,9 +71,12 @@ export async function runResolvers(
   const runtime = opts.runtime ?? new ServiceRuntime(name);
   const metrics = resolverMetrics(runtime.metrics.meter);
   const tektonCache = tektonCacheConfig(runtime, process.env.QUARRY_TEKTON_CACHE_CONFIG);
+  const tektonNamespace = process.env.QUARRY_TEKTON_CONFIG_NAMESPACE?.trim();
   const routes = hosted.map(({ resolver, configMap }) => {
     const defaults: LoadedConfig = { runtime: defaultRuntimeConfig, raw: {} };
     const config = runtime.liveConfig(configMap, defaults, (data) => parseResolverConfig(data, resolver), {
+      // Tekton's ConfigMap of the same name, read where Tekton keeps it: its keys win over the own one's
+      overlays: tektonNamespace ? [{ namespace: tektonNamespace, name: configMap }] : [],
       warnings: (data) => configKeyWarnings(data, resolver.type, resolver.configKeys),
     });
     const names = [resolver.type, ...(resolver.aliases ?? [])];
