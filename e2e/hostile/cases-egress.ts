@@ -32,6 +32,43 @@ export const EGRESS_CASES: HostileCase[] = [
     message:
       /^params "serverURL", "org", "repo": refusing to connect to 127\.0\.0\.1: 127\.0\.0\.1 is in 127\.0\.0\.1\/32, which blocked-networks blocks$/,
   },
+  // serverURL by a name (localhost) that resolves to a blocked address, where a capture listens:
+  // without a token of its own the operator's is withheld before any lookup or connection...
+  {
+    name: "git-api-ssrf-server-url-name",
+    target: "git",
+    short: true,
+    request: (c: Ctx) => ({
+      params: P(
+        ["repo", "r"],
+        ["org", "o"],
+        ["serverURL", c.egress.blockedNameServerUrl],
+        ["pathInRepo", "task.yaml"],
+      ),
+    }),
+    reason: "Forbidden",
+    message:
+      /^param "serverURL": https:\/\/localhost:\d+ is not the server-url in git-resolver-config, and the resolver's API token is only sent there/,
+  },
+  // ...and with a token Secret bound to exactly that server, the resolved address is what refuses
+  // it: the lookup's answer is checked before the socket opens, so no token reaches the capture
+  {
+    name: "git-api-ssrf-server-url-name-own-token",
+    target: "git",
+    short: true,
+    request: (c: Ctx) => ({
+      params: P(
+        ["repo", "r"],
+        ["org", "o"],
+        ["serverURL", c.egress.blockedNameServerUrl],
+        ["token", c.egress.blockedNameTokenSecret],
+        ["pathInRepo", "task.yaml"],
+      ),
+    }),
+    reason: "Forbidden",
+    message:
+      /^param "serverURL": refusing to connect to localhost: it resolves to 127\.0\.0\.1, in 127\.0\.0\.1\/32, which blocked-networks blocks$/,
+  },
   {
     name: "git-api-operator-token-elsewhere",
     target: "git",

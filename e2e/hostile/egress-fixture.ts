@@ -4,13 +4,18 @@
 // 127.0.0.1); capture servers on 127.0.0.1 (blocked: reached by a name that
 // resolves there, `localhost`) and on 127.0.0.3 (another origin); a git
 // server that redirects to that other origin; and a registry whose Bearer
-// realm names the blocked address. After the sweep (egressCaptureTest) no
+// realm names the blocked address; for git API mode, a forge API capture on
+// 127.0.0.1 reached as `https://localhost:PORT` and a request token Secret
+// bound to exactly that server, so that only the resolved-address check stands
+// between the token and the trap. After the sweep (egressCaptureTest) no
 // capture server has seen a single connection.
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
+import { applyObject } from "@quarry/devcluster/apply";
 import { mergeConfig, type Scenario } from "@quarry/harness/scenario";
+import { CREDENTIAL_URLS_ANNOTATION } from "@quarry/resolver-sdk";
 import type { HostileWorld } from "./fixture.ts";
 
 /** What the resolvers of the hostile world may not connect to, besides the default list. */
@@ -26,7 +31,13 @@ export interface EgressCtx {
   crossOriginRedirectUrl: string;
   /** A bundle on a registry (127.0.0.2) whose Bearer realm is http://localhost:PORT/token (a capture). */
   blockedRealmBundle: string;
+  /** https://localhost:PORT: a forge API server by a name resolving to 127.0.0.1, where a capture listens. */
+  blockedNameServerUrl: string;
+  /** A token Secret in the request's namespace bound (quarry.dev/credential-urls) to blockedNameServerUrl. */
+  blockedNameTokenSecret: string;
 }
+
+const BLOCKED_NAME_TOKEN_SECRET = "localhost-api-creds";
 
 interface Listener {
   readonly name: string;
@@ -75,7 +86,7 @@ async function listen(
  * Starts the traps and merges blocked-networks into git-resolver-config and
  * bundleresolver-config (whatever else they hold stays). Call before those resolvers start.
  */
-export async function startEgressWorld(scn: Scenario): Promise<EgressWorld> {
+export async function startEgressWorld(scn: Scenario, apiToken: string): Promise<EgressWorld> {
   const all: Listener[] = [];
   const dispose = async () => {
     await Promise.all(all.map((l) => l.close()));
@@ -85,6 +96,7 @@ export async function startEgressWorld(scn: Scenario): Promise<EgressWorld> {
       res.writeHead(401, { "www-authenticate": 'Basic realm="capture"' }).end();
     const gitTrap = await listen("git capture on 127.0.0.1", "127.0.0.1", capture);
     const realmTrap = await listen("token realm capture on 127.0.0.1", "127.0.0.1", capture);
+    const apiTrap = await listen("forge API capture on 127.0.0.1", "127.0.0.1", capture);
     const otherOrigin = await listen("other origin on 127.0.0.3", "127.0.0.3", capture);
     const redirector = await listen("redirecting git server", SOURCE_ADDRESS, (_req, res) =>
       res.writeHead(302, { location: `${otherOrigin.origin}/x.git/info/refs?service=git-upload-pack` }).end(),
@@ -98,7 +110,18 @@ export async function startEgressWorld(scn: Scenario): Promise<EgressWorld> {
         })
         .end('{"errors":[{"code":"UNAUTHORIZED"}]}'),
     );
-    all.push(gitTrap, realmTrap, otherOrigin, redirector, registry);
+    all.push(gitTrap, realmTrap, apiTrap, otherOrigin, redirector, registry);
+    const blockedNameServerUrl = `https://localhost:${new URL(apiTrap.origin).port}`;
+    await applyObject(scn.admin, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: BLOCKED_NAME_TOKEN_SECRET,
+        namespace: scn.namespace,
+        annotations: { [CREDENTIAL_URLS_ANNOTATION]: `${blockedNameServerUrl}/` },
+      },
+      stringData: { token: apiToken },
+    });
     for (const name of ["git-resolver-config", "bundleresolver-config"])
       await mergeConfig(scn, name, { "blocked-networks": HOSTILE_BLOCKED_NETWORKS });
     return {
@@ -106,8 +129,10 @@ export async function startEgressWorld(scn: Scenario): Promise<EgressWorld> {
         blockedNameUrl: `http://localhost:${new URL(gitTrap.origin).port}/x.git`,
         crossOriginRedirectUrl: `${redirector.origin}/x.git`,
         blockedRealmBundle: `${new URL(registry.origin).host}/hostile/realm:v1`,
+        blockedNameServerUrl,
+        blockedNameTokenSecret: BLOCKED_NAME_TOKEN_SECRET,
       },
-      captures: [gitTrap, realmTrap, otherOrigin],
+      captures: [gitTrap, realmTrap, apiTrap, otherOrigin],
       dispose,
     };
   } catch (err) {

@@ -52,6 +52,8 @@ export const SECRETS = {
   registryPassword: "hostile-registry-password-2d8e64",
   /** The password in Secret http-creds, bound to the http rows' source only. */
   httpPassword: "hostile-http-password-0b6f2e",
+  /** A git API token in Secret localhost-api-creds, bound to a forge on a name that resolves to a blocked address. */
+  apiToken: "hostile-api-token-8c27d5",
 } as const;
 
 /**
@@ -210,7 +212,7 @@ export async function startHostileWorld(): Promise<HostileWorld> {
     await scn.start("lifecycle-controller");
     // merges its keys into git-resolver-config: keep it after any setConfig of that ConfigMap
     credentials = await startCredentialWorld(scn, server);
-    egress = await startEgressWorld(scn);
+    egress = await startEgressWorld(scn, SECRETS.apiToken);
     // git API mode: an operator token is configured (its Secret need not exist: the git-api-* rows
     // are refused before it would be read)
     await mergeConfig(scn, "git-resolver-config", {

@@ -1,9 +1,11 @@
-// The product's promise on a real cluster (issue 10): helm installs the
+// The product's promise on a real cluster: helm installs the
 // umbrella chart into a namespace that enforces the restricted Pod Security
 // level, every service runs as a pod under its own ServiceAccount (tokens from
 // the ServiceAccount admission plugin, in-cluster config through the kubernetes
 // Service), and git, bundle, cluster, http and hub requests resolve (hub from a
-// protocol fixture of Artifact Hub's API, not a hub). Deleting the git
+// protocol fixture of Artifact Hub's API, not a hub, whose URL the hub resolver
+// reads from Tekton's hubresolver-config in Tekton's namespace, in place,
+// through the Role the chart renders there). Deleting the git
 // resolver's Deployment switches git off ("no resolver for type git answered
 // within …") while the other sources keep working, and so does deleting the
 // http resolver's for http and the hub resolver's for hub; `helm upgrade` with three
@@ -61,6 +63,8 @@ const BUCKETS = 6;
 // short while a switched-off source is shown failing; Tekton's default (1m) from the upgrade on
 const GLOBAL_TIMEOUT = "20s";
 const DEFAULT_GLOBAL_TIMEOUT = "1m";
+/** Tekton's resolvers namespace, where the suite keeps Tekton's hubresolver-config. */
+const TEKTON_NS = "tekton-pipelines-resolvers";
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
 const typeLabel = (type: string) => ({ "resolution.tekton.dev/type": type });
 
@@ -128,9 +132,23 @@ before(async () => {
   Object.assign(values["bundle-resolver"]!, {
     config: { "insecure-registries": registry.host },
   });
-  Object.assign(values["hub-resolver"]!, {
-    config: { "artifact-hub-urls": `- ${hub.base}` },
+  // Tekton's hubresolver-config, read in place in Tekton's namespace (global.tektonConfigNamespace):
+  // the hub URL the resolver uses comes from there, through the Role the chart renders
+  await applyObject(scenario().admin, { apiVersion: "v1", kind: "Namespace", metadata: { name: TEKTON_NS } });
+  await applyObject(scenario().admin, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "hubresolver-config", namespace: TEKTON_NS },
+    data: {
+      "default-tekton-hub-catalog": "Tekton",
+      "default-artifact-hub-task-catalog": "tekton-catalog-tasks",
+      "default-artifact-hub-pipeline-catalog": "tekton-catalog-pipelines",
+      "default-kind": "task",
+      "default-type": "artifact",
+      "artifact-hub-urls": `- ${hub.base}`,
+    },
   });
+  values.global = { tektonConfigNamespace: TEKTON_NS };
   valuesFile = join(tmpdir(), `quarry-in-cluster-values-${process.pid}.yaml`);
   writeFileSync(valuesFile, yaml.dump(values));
 });

@@ -20,7 +20,7 @@ import {
   reconcileContext,
 } from "@quarry/kube/testing";
 import { createLogger } from "@quarry/observability";
-import { defaultRuntimeConfig, type RuntimeConfig } from "./config.ts";
+import { defaultRuntimeConfig, parseResolverConfig, type RuntimeConfig } from "./config.ts";
 import { notFound } from "./errors.ts";
 import type { ResolverMetrics } from "./metrics.ts";
 import { ResolverReconciler } from "./reconciler.ts";
@@ -140,6 +140,10 @@ interface Row {
    */
   runs?: { key: string; attempt: number }[];
   runtime?: Partial<RuntimeConfig>;
+  /** The resolver's ConfigMap as an operator writes it; when set, the runtime config is parsed from it. */
+  configData?: Record<string, string>;
+  /** The stub resolver's isImmutable (default: none, so every reference is mutable). */
+  immutable?: (params: Params) => boolean;
   arrange?: (client: FakeKubeClient) => void;
   /** Runs inside each resolve call, before the stub answers (another writer, an informer catching up). */
   whileResolving?: (client: FakeKubeClient, requests: MapLister<ResolutionRequest>) => void;
@@ -449,6 +453,82 @@ const rows: Row[] = [
     wantResolveCalls: 2,
     wantCacheMetrics: ["miss", "miss", "hit"],
   },
+  // default-cache-mode (the runtime's key in every resolver's ConfigMap) stands in for a request
+  // without a `cache` param; with one, the param wins
+  {
+    name: "default-cache-mode always: a request without a cache param is stored, its identical twin served from the cache",
+    configData: { "default-cache-mode": "always" },
+    given: [request("a"), request("b")],
+    runs: [
+      { key: "ns/a", attempt: 1 },
+      { key: "ns/b", attempt: 1 },
+    ],
+    wantActions: [
+      statusPatch("a", "1", success(cacheAnnotations("store"))),
+      statusPatch("b", "2", success(cacheAnnotations("retrieve"))),
+    ],
+    wantResolveCalls: 1,
+    wantCacheMetrics: ["miss", "hit"],
+  },
+  {
+    name: "default-cache-mode never: the identical twin is resolved again, even for an immutable reference",
+    configData: { "default-cache-mode": "never" },
+    immutable: () => true,
+    given: [request("a"), request("b")],
+    runs: [
+      { key: "ns/a", attempt: 1 },
+      { key: "ns/b", attempt: 1 },
+    ],
+    wantActions: [statusPatch("a", "1", success()), statusPatch("b", "2", success())],
+    wantResolveCalls: 2,
+    wantCacheMetrics: ["bypass", "bypass"],
+  },
+  {
+    name: "default-cache-mode auto: a mutable reference is resolved every time, an immutable one is cached",
+    configData: { "default-cache-mode": "auto" },
+    immutable: (params) => String(params.url).includes("@sha256:"),
+    given: [
+      request("a"),
+      request("b"),
+      request("c", [{ name: "url", value: `${REF.uri}@sha256:${"ab".repeat(32)}` }]),
+      request("d", [{ name: "url", value: `${REF.uri}@sha256:${"ab".repeat(32)}` }]),
+    ],
+    runs: [
+      { key: "ns/a", attempt: 1 },
+      { key: "ns/b", attempt: 1 },
+      { key: "ns/c", attempt: 1 },
+      { key: "ns/d", attempt: 1 },
+    ],
+    wantActions: [
+      statusPatch("a", "1", success()),
+      statusPatch("b", "2", success()),
+      statusPatch("c", "3", success(cacheAnnotations("store"))),
+      statusPatch("d", "4", success(cacheAnnotations("retrieve"))),
+    ],
+    wantResolveCalls: 3,
+    wantCacheMetrics: ["bypass", "bypass", "miss", "hit"],
+  },
+  {
+    name: "a request's cache param wins over default-cache-mode: never under always resolves every time",
+    configData: { "default-cache-mode": "always" },
+    given: [
+      request("a", [
+        { name: "url", value: REF.uri },
+        { name: "cache", value: "never" },
+      ]),
+      request("b", [
+        { name: "url", value: REF.uri },
+        { name: "cache", value: "never" },
+      ]),
+    ],
+    runs: [
+      { key: "ns/a", attempt: 1 },
+      { key: "ns/b", attempt: 1 },
+    ],
+    wantActions: [statusPatch("a", "1", success()), statusPatch("b", "2", success())],
+    wantResolveCalls: 2,
+    wantCacheMetrics: ["bypass", "bypass"],
+  },
 ];
 
 for (const row of rows) {
@@ -476,13 +556,15 @@ for (const row of rows) {
         row.whileResolving?.(client, requests);
         return (row.resolve ?? ok)(params, ctx);
       },
+      ...(row.immutable && { isImmutable: row.immutable }),
     };
+    const loaded = row.configData && parseResolverConfig(row.configData, resolver);
     const requests = new MapLister(seeded);
     const reconciler = new ResolverReconciler({
       resolver,
       client,
       requests,
-      config: () => ({ runtime: { ...defaultRuntimeConfig, ...row.runtime }, raw: {} }),
+      config: () => loaded || { runtime: { ...defaultRuntimeConfig, ...row.runtime }, raw: {} },
       recorder,
       metrics,
       log,

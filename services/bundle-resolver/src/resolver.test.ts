@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
+import type { ResolutionRequest } from "@quarry/api";
 import {
   type BasicCredential,
   type Descriptor,
@@ -14,7 +15,8 @@ import {
   RegistryError,
   type RegistryErrorCode,
 } from "@quarry/oci";
-import { ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { ParamsValidator, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { decideResolution, parseResolverConfig } from "@quarry/resolver-sdk/internal";
 import { defaultBundleConfig } from "./config.ts";
 import type { CredentialRequest } from "./credentials.ts";
 import { type BundleRequest, parseRequest } from "./params.ts";
@@ -159,4 +161,42 @@ test("a registry at a link-local (cloud metadata) address is Forbidden before an
     );
   assert.equal(calls.length, 0);
   assert.equal(asked.length, 0);
+});
+
+/** The runtime's decision for a request named `name` with `params` under the ConfigMap `data`. */
+function decide(data: Record<string, string>, params: Record<string, string>, name = "rr") {
+  const resolver = new BundleResolver({ registry: fakeRegistry().registry, loadCredentials: loader().load });
+  const rr: ResolutionRequest = {
+    apiVersion: "resolution.tekton.dev/v1beta1",
+    kind: "ResolutionRequest",
+    metadata: { name, namespace: "ns" },
+    spec: { params: Object.entries(params).map(([name, value]) => ({ name, value })) },
+  };
+  const validator = new ParamsValidator(resolver.paramsSchema);
+  const decision = decideResolution(rr, resolver, validator, parseResolverConfig(data, resolver));
+  assert.equal(decision.kind, "resolve", JSON.stringify(decision));
+  return decision as Extract<typeof decision, { kind: "resolve" }>;
+}
+
+test("default-cache-mode: without a cache param, always caches a tag, auto only a digest, never nothing", () => {
+  const tag = { bundle: "127.0.0.1:5000/team/b:v1", name: "build" };
+  const digest = { ...tag, bundle: `127.0.0.1:5000/team/b@sha256:${"d".repeat(64)}` };
+  const rows: [string, Record<string, string>, Record<string, string>, boolean][] = [
+    ["always, a tag", { "default-cache-mode": "always" }, tag, true],
+    ["auto, a tag", { "default-cache-mode": "auto" }, tag, false],
+    ["unset (auto), a tag", {}, tag, false],
+    ["never, a tag", { "default-cache-mode": "never" }, tag, false],
+    ["auto, a digest", { "default-cache-mode": "auto" }, digest, true],
+    ["never, a digest", { "default-cache-mode": "never" }, digest, false],
+    [
+      "never, but the request's cache param says always",
+      { "default-cache-mode": "never" },
+      { ...tag, cache: "always" },
+      true,
+    ],
+  ];
+  for (const [what, data, params, want] of rows) assert.equal(decide(data, params).useCache, want, what);
+  // the identical second request looks up the first one's entry
+  const always = { "default-cache-mode": "always" };
+  assert.equal(decide(always, tag, "a").cacheKey, decide(always, tag, "b").cacheKey);
 });

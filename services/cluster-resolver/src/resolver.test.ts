@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { ResolutionRequest } from "@quarry/api";
 import type { Informer, KubeObject } from "@quarry/kube";
 import { ParamsValidator, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
+import { decideResolution, parseResolverConfig } from "@quarry/resolver-sdk/internal";
 import { ClusterResolver, clusterParamsSchema, type ServedKind } from "./resolver.ts";
 
 const task = (ns: string, name: string): KubeObject => ({
@@ -88,4 +90,45 @@ test("the params schema refuses names that are not object names (they go into an
   );
   assert.match(v.check({ name: "a".repeat(254) }) ?? "", /param "name" must NOT have more than 253/);
   assert.equal(v.check({ name: "build.v1", namespace: "team-a" }), undefined);
+});
+
+/** The runtime's decision for a request named `name` with `params` under the ConfigMap `data`. */
+function decide(data: Record<string, string>, params: Record<string, string>, name = "rr") {
+  const resolver = new ClusterResolver({ task: served([], []) });
+  const rr: ResolutionRequest = {
+    apiVersion: "resolution.tekton.dev/v1beta1",
+    kind: "ResolutionRequest",
+    metadata: { name, namespace: "ns" },
+    spec: { params: Object.entries(params).map(([name, value]) => ({ name, value })) },
+  };
+  const validator = new ParamsValidator(resolver.paramsSchema);
+  const decision = decideResolution(rr, resolver, validator, parseResolverConfig(data, resolver));
+  assert.equal(decision.kind, "resolve", JSON.stringify(decision));
+  return decision as Extract<typeof decision, { kind: "resolve" }>;
+}
+
+test("default-cache-mode: without a cache param, always caches; auto (no reference is immutable) and never do not", () => {
+  const params = { kind: "task", name: "t", namespace: "ns" };
+  const rows: [string, Record<string, string>, Record<string, string>, boolean][] = [
+    ["always", { "default-cache-mode": "always" }, params, true],
+    [
+      "always, with the namespace policy keys",
+      { "default-cache-mode": "always", "allowed-namespaces": "ns" },
+      params,
+      true,
+    ],
+    ["auto", { "default-cache-mode": "auto" }, params, false],
+    ["unset (auto)", {}, params, false],
+    ["never", { "default-cache-mode": "never" }, params, false],
+    [
+      "never, but the request's cache param says always",
+      { "default-cache-mode": "never" },
+      { ...params, cache: "always" },
+      true,
+    ],
+  ];
+  for (const [what, data, p, want] of rows) assert.equal(decide(data, p).useCache, want, what);
+  // the identical second request looks up the first one's entry
+  const always = { "default-cache-mode": "always" };
+  assert.equal(decide(always, params, "a").cacheKey, decide(always, params, "b").cacheKey);
 });

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import type { ResolutionRequest } from "@quarry/api";
 import {
   BUILD_TASK,
   buildStandardRepo,
@@ -17,10 +18,12 @@ import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import {
   forbidden,
   type Params,
+  ParamsValidator,
   ResolutionError,
   type ResolveContext,
   type WaitBackoff,
 } from "@quarry/resolver-sdk";
+import { decideResolution, parseResolverConfig } from "@quarry/resolver-sdk/internal";
 import { GitCliSource } from "./engine/git-cli-source.ts";
 import { type GitSource, GitSourceError } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
@@ -393,6 +396,53 @@ test("retryBackoff: Tekton's backoff-* keys, defaults filling the unset ones; no
   ];
   const resolver = configOnly();
   for (const [what, config, want] of rows) assert.deepEqual(resolver.retryBackoff(config), want, what);
+});
+
+/** The runtime's decision for a request named `name` with `params` under the ConfigMap `data`. */
+function decide(data: Record<string, string>, params: Record<string, string>, name = "rr") {
+  const resolver = configOnly();
+  const rr: ResolutionRequest = {
+    apiVersion: "resolution.tekton.dev/v1beta1",
+    kind: "ResolutionRequest",
+    metadata: { name, namespace: "team-a" },
+    spec: { params: Object.entries(params).map(([name, value]) => ({ name, value })) },
+  };
+  const validator = new ParamsValidator(resolver.paramsSchema);
+  const decision = decideResolution(rr, resolver, validator, parseResolverConfig(data, resolver));
+  assert.equal(decision.kind, "resolve", JSON.stringify(decision));
+  return decision as Extract<typeof decision, { kind: "resolve" }>;
+}
+
+test("default-cache-mode: without a cache param, always caches a branch, auto only a commit id, never nothing", () => {
+  const url = "https://example.com/team/repo.git";
+  const branch = { url, revision: "main", pathInRepo: "task.yaml" };
+  const commit = { ...branch, revision: "0123456789abcdef0123456789abcdef01234567" };
+  const api = { repo: "repo", org: "team", revision: "main", pathInRepo: "task.yaml" };
+  const rows: [string, Record<string, string>, Record<string, string>, boolean][] = [
+    ["always, a branch", { "default-cache-mode": "always" }, branch, true],
+    [
+      "always, no revision (default-revision)",
+      { "default-cache-mode": "always" },
+      { url, pathInRepo: "t.yaml" },
+      true,
+    ],
+    ["always, API mode on a branch", { "default-cache-mode": "always" }, api, true],
+    ["auto, a branch", { "default-cache-mode": "auto" }, branch, false],
+    ["unset (auto), a branch", {}, branch, false],
+    ["auto, API mode on a branch", { "default-cache-mode": "auto" }, api, false],
+    ["auto, a commit id", { "default-cache-mode": "auto" }, commit, true],
+    ["never, a commit id", { "default-cache-mode": "never" }, commit, false],
+    [
+      "never, but the request's cache param says always",
+      { "default-cache-mode": "never" },
+      { ...branch, cache: "always" },
+      true,
+    ],
+  ];
+  for (const [what, data, params, want] of rows) assert.equal(decide(data, params).useCache, want, what);
+  // the identical second request looks up the first one's entry
+  const always = { "default-cache-mode": "always" };
+  assert.equal(decide(always, branch, "a").cacheKey, decide(always, branch, "b").cacheKey);
 });
 
 test("toResolutionError maps every source failure", () => {
