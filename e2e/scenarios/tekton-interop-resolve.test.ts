@@ -4,12 +4,16 @@
 // status.pipelineSpec holds the spec of the YAML Quarry's request returned, and its
 // status.provenance.refSource is the request's refSource as Quarry wrote it (git: the commit,
 // bundles: the manifest digest, cluster: Tekton's URI form and the sha256 of the returned bytes).
+// A taskRef naming no resolver gets Tekton's config-defaults `default-resolver-type` from Tekton's
+// own defaulting, so Quarry sees the type label as for any other request.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
 import type { RefSource, ResolutionRequest } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { tknBundlePush } from "@quarry/devcluster/registry";
+import { setTektonConfig } from "@quarry/devcluster/tekton";
+import { waitUntil } from "@quarry/devcluster/wait";
 import { dataOf, succeeded } from "@quarry/harness/scenario";
 import {
   assertContains,
@@ -183,3 +187,29 @@ for (const { kind, rt, ref, specField } of RUN_KINDS) {
     }
   });
 }
+
+test("a taskRef naming no resolver gets config-defaults' default-resolver-type from Tekton; Quarry answers it", async () => {
+  const t = cluster();
+  // Tekton's reconciler applies its defaults to each run it reads (its webhook is not running here)
+  await setTektonConfig(t.scn.admin, "config-defaults", { "default-resolver-type": "git" });
+  // the controller reads config-defaults from its informer: a run made before it has the new
+  // value would stay without a resolver, so each try is a new run
+  const run = await waitUntil("a TaskRun defaulted to resolver git", async () => {
+    const name = `defaulted-${Date.now()}`;
+    await createRun(t, taskRuns, name, { taskRef: { params: params(paramsFor(t, "git", "Task")) } });
+    const seen = await waitRun(
+      t,
+      taskRuns,
+      name,
+      "defaulted and resolved, or failed",
+      (x) =>
+        x.status?.taskSpec !== undefined || x.status?.conditions?.some((c) => c.status === "False") === true,
+    );
+    return seen.status?.taskSpec !== undefined && seen;
+  });
+  const rr = await requestOwnedBy(t, run);
+  assert.equal(rr.metadata.labels?.["resolution.tekton.dev/type"], "git");
+  assert.equal(succeeded(rr)?.status, "True");
+  assert.match(JSON.stringify(run.status?.taskSpec), /from git/);
+  assert.deepEqual(run.status?.provenance?.refSource, expectedRefSource(t, "git", "Task", rr));
+});
