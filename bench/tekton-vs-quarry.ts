@@ -1,9 +1,11 @@
 // Tekton Pipelines' own resolvers side by side with Quarry's, on one control plane, one git server
 // and one registry, over the same requests: Tekton's `resolvers` process with its
 // ResolutionRequest reconciler (in Tekton's `controller`) against Quarry's lifecycle-controller and
-// its git, bundle and cluster resolvers. One phase per round, workload and side: only one side's
+// its git, bundle and cluster resolvers (the http workload: its http resolver, fetching from a
+// loopback HTTP server). One phase per round, workload and side: only one side's
 // processes run at a time, started fresh and stopped after, the requests deleted between phases;
 // the order of the sides flips from one workload to the next.
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +21,7 @@ import {
   setTektonConfig,
   TEKTON_VERSION,
 } from "@quarry/devcluster/tekton";
+import { type HttpFixture, startHttpFixture } from "@quarry/harness/http-server";
 import { newRequest, newScenario, setConfig, taskManifest } from "@quarry/harness/scenario";
 import { RestKubeClient } from "@quarry/kube";
 import { callsByClient, readAudit } from "./lib/audit.ts";
@@ -46,9 +49,14 @@ import { columns, flagParams, type ValueRow, valueReport } from "./lib/value-row
 const SIDES = ["tekton", "quarry"] as const;
 type Side = (typeof SIDES)[number];
 const SIDE_STYLE = { tekton: ["Tekton", "#d9480f"], quarry: ["Quarry", "#1864ab"] } as const;
-const WORKLOADS = ["mixed", "burst", "large"] as const;
+const WORKLOADS = ["mixed", "burst", "large", "http"] as const;
 type Workload = (typeof WORKLOADS)[number];
-const QUARRY_SERVICES = ["lifecycle-controller", "git-resolver", "bundle-resolver", "cluster-resolver"];
+/** Quarry's processes per workload: the http workload needs only the http resolver */
+const QUARRY_SERVICES = {
+  resolvers: ["lifecycle-controller", "git-resolver", "bundle-resolver", "cluster-resolver"],
+  http: ["lifecycle-controller", "http-resolver"],
+};
+const quarryServices = (w: Workload) => (w === "http" ? QUARRY_SERVICES.http : QUARRY_SERVICES.resolvers);
 
 const FLAGS = {
   mixed: {
@@ -75,11 +83,17 @@ const FLAGS = {
     min: 1,
     help: "successive commits the large workload reads one file at",
   },
+  http: {
+    type: "int",
+    default: 1000,
+    min: 2,
+    help: "requests of the http workload: one Task file by URL, every other one pinned by its sha256 digest",
+  },
   concurrency: {
     type: "int",
     default: 16,
     min: 1,
-    help: "clients creating the mixed workload's requests (the burst uses 50)",
+    help: "clients creating the mixed and http workloads' requests (the burst uses 50)",
   },
   workloads: {
     type: "list",
@@ -104,6 +118,8 @@ const FLAGS = {
 } as const;
 
 const BURST_CLIENTS = 50;
+/** http-resolver-config's fetch-timeout on both sides: Tekton's and Quarry's default, written out */
+const HTTP_FETCH_TIMEOUT = "1m";
 const DEFS = 20; // Tasks in the definitions repository and in the cluster
 const BUNDLES = 10;
 const FILE_KIB = 32;
@@ -112,7 +128,15 @@ type Ctx = BenchContext<typeof FLAGS>;
 type Setup = Awaited<ReturnType<typeof setup>>;
 
 /** A request's resolver type and params, the same for both sides. */
-type RequestSpec = readonly [type: "git" | "bundles" | "cluster", params: Record<string, string>];
+type RequestSpec = readonly [type: "git" | "bundles" | "cluster" | "http", params: Record<string, string>];
+
+/** The http workload's request i: file i/2 mod DEFS by URL, odd ones pinned by the content's digest. */
+function httpRequest(s: Setup, i: number): RequestSpec {
+  const j = Math.floor(i / 2) % DEFS;
+  const url = `${s.web.base}/tasks/task-${j}.yaml`;
+  return ["http", i % 2 === 1 ? { url, digest: `sha256:${s.httpDigests[j]}` } : { url }];
+}
+const httpKind = (i: number) => (i % 2 === 1 ? "pinned" : "unpinned");
 
 /** Each workload's requests, clients and pacing. */
 function workload(w: Workload, s: Setup, f: Ctx["flags"]) {
@@ -150,6 +174,14 @@ function workload(w: Workload, s: Setup, f: Ctx["flags"]) {
       closedLoop: true,
       request: (i: number) => git(s.largeCommits[i]!, "task.yaml", s.largeUrl),
     },
+    http: {
+      n: f.http,
+      clients: f.concurrency,
+      closedLoop: false,
+      request: (i: number) => httpRequest(s, i),
+      /** the latency is also given per kind of request */
+      kind: httpKind,
+    },
   }[w];
 }
 
@@ -174,17 +206,18 @@ function sideStats(procs: readonly { name: string; pid: number }[]) {
 }
 
 /** Starts one side's processes; their names and pids (for the figures) and how to stop them. */
-async function startSide(ctx: Ctx, s: Setup, side: Side, runNo: number) {
+async function startSide(ctx: Ctx, s: Setup, w: Workload, side: Side, runNo: number) {
   const { admin, info } = s.plane;
   if (side === "quarry") {
+    const services = quarryServices(w);
     const started: RunningService[] = [];
-    for (const service of QUARRY_SERVICES) {
+    for (const service of services) {
       const env: Record<string, string> =
         service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: join(info.dir, `git-cache-${runNo}`) } : {};
       started.push((await ctx.services.start(s.scn, service, env)).svc);
     }
     return {
-      procs: started.map((svc, k) => ({ name: QUARRY_SERVICES[k]!, pid: svc.pid })),
+      procs: started.map((svc, k) => ({ name: services[k]!, pid: svc.pid })),
       stop: () => ctx.services.stop(started),
     };
   }
@@ -192,7 +225,7 @@ async function startSide(ctx: Ctx, s: Setup, side: Side, runNo: number) {
     cp: info,
     tektonDir: s.tektonDir,
     logFile: (name) => join(s.logDir, `tekton-${name}-${runNo}.log`),
-    hostPorts: [s.git.port, s.registry.port],
+    hostPorts: [s.git.port, s.registry.port, s.webPort],
     track: (pid) => ctx.run.track(pid),
   });
 }
@@ -212,15 +245,17 @@ async function clearRequests(ctx: Ctx, s: Setup): Promise<void> {
 /** One side's run of one workload: its processes started fresh, the requests, the figures. */
 async function measure(ctx: Ctx, s: Setup, w: Workload, side: Side, round_: number, runNo: number) {
   log(`${w} / ${side} (round ${round_ + 1}): starting ${side}'s processes`);
-  const started = await startSide(ctx, s, side, runNo);
+  const started = await startSide(ctx, s, w, side, runNo);
   s.stopSide = started.stop;
   const final = sideStats(started.procs);
   const gitFrom = s.git.log.length;
   s.registry.clearLog();
+  const webFrom = s.web.requests.length;
   const clientStats = { retries: 0 };
   const kubeconfig = s.plane.info.adminKubeconfig;
   const watch = trackRequests(ctx.signal, RestKubeClient.fromEnvironment(kubeconfig), s.scn.namespace);
-  const { n, clients, closedLoop, request } = workload(w, s, ctx.flags);
+  const load = workload(w, s, ctx.flags);
+  const { n, clients, closedLoop, request } = load;
   const wallFrom = Date.now();
   const batch = await (async () => {
     await watch.ready;
@@ -254,10 +289,18 @@ async function measure(ctx: Ctx, s: Setup, w: Workload, side: Side, round_: numb
   const calls = readAudit(s.plane.cp.auditLog!, wallFrom, wallTo).filter((c) => isSide(c.user));
   const gitLog = s.git.log.slice(gitFrom);
   const regLog = s.registry.accessLog();
+  const webLog = s.web.requests.slice(webFrom);
   const { samples } = batch;
   const done = samples.filter((x) => x.done !== undefined);
   const failed = samples.filter((x) => x.failed !== undefined && x.done === undefined);
-  const lat = summarize(done.map((x) => x.done! - x.t0));
+  const latencyMs = (xs: typeof done) => {
+    const l = summarize(xs.map((x) => x.done! - x.t0));
+    return { p50: round(l.p50, 0), p90: round(l.p90, 0), p99: round(l.p99, 0), max: round(l.max, 0) };
+  };
+  const kindOf = "kind" in load ? load.kind : undefined;
+  // a sample's request number ends its name (runBatch's `<prefix>-<i>`)
+  const numberOf = (name: string) => Number(name.slice(name.lastIndexOf("-") + 1));
+  const byKind = kindOf ? Object.groupBy(done, (x) => kindOf(numberOf(x.name))) : undefined;
   const wallSeconds = (batch.end - batch.start) / 1000;
   const r = {
     workload: w,
@@ -269,12 +312,7 @@ async function measure(ctx: Ctx, s: Setup, w: Workload, side: Side, round_: numb
     failures: [...new Set(failed.map((x) => x.failed ?? ""))].slice(0, 5),
     wallSeconds: round(wallSeconds, 2),
     throughputPerSecond: round(done.length / wallSeconds, 2),
-    latencyMs: {
-      p50: round(lat.p50, 0),
-      p90: round(lat.p90, 0),
-      p99: round(lat.p99, 0),
-      max: round(lat.max, 0),
-    },
+    latencyMs: latencyMs(done),
     /** every API call the side's processes made in the window (audit log), and by kind */
     apiCalls: calls.length,
     apiCallsByKind: callsByClient(calls, () => side)[side] ?? {},
@@ -282,6 +320,15 @@ async function measure(ctx: Ctx, s: Setup, w: Workload, side: Side, round_: numb
     gitFetches: gitLog.filter((e) => e.command === "fetch").length,
     registryRequests: regLog.length,
     registryBlobGets: regLog.filter((e) => e.method === "GET" && e.path.includes("/blobs/")).length,
+    httpRequests: webLog.length,
+    /** the http workload's latency of its unpinned and pinned requests */
+    ...(byKind
+      ? {
+          latencyByKindMs: Object.fromEntries(
+            Object.entries(byKind).map(([k, xs]) => [k, latencyMs(xs ?? [])]),
+          ),
+        }
+      : {}),
     ...figures,
     /** per request in order, ms (the large workload's plot) */
     perRequestMs: samples.map((x) => (x.done !== undefined ? round(x.done - x.t0, 0) : Number.NaN)),
@@ -306,6 +353,7 @@ const FIGURES: Record<string, (r: RunResult) => number> = {
   "git fetches (server)": (r) => r.gitFetches,
   "git HTTP requests": (r) => r.gitRequests,
   "registry requests": (r) => r.registryRequests,
+  "HTTP requests (server)": (r) => r.httpRequests,
   "peak RSS, processes summed (MiB)": (r) => r.total.peakRssMiB,
   "peak PSS with git children (MiB)": (r) => r.total.treePeakMiB,
   "CPU, processes + children (s)": (r) => r.total.cpuSeconds,
@@ -326,9 +374,9 @@ function figures(w: Workload, runs: readonly RunResult[]) {
 
 const plotFile = (dir: string, w: Workload) => join(dir, `tekton-vs-quarry-${w}.png`);
 
-/** Completions over time (mixed, burst) or latency per commit (large), one series per side's first round. */
+/** Completions over time (mixed, burst, http) or latency per commit (large), one series per side's first round. */
 function plot(w: Workload, measured: readonly Measured[], f: Ctx["flags"]): void {
-  const n = w === "mixed" ? f.mixed : f.burst;
+  const n = { mixed: f.mixed, burst: f.burst, http: f.http, large: f["large-commits"] }[w];
   const series = SIDES.flatMap((side): PlotSeries[] => {
     const m = measured.find((x) => x.run.workload === w && x.run.side === side);
     const [label, color] = SIDE_STYLE[side];
@@ -344,14 +392,24 @@ function plot(w: Workload, measured: readonly Measured[], f: Ctx["flags"]): void
     xNames: Array.from({ length: commits }, (_, i) => `main~${commits - 1 - i}`),
   };
   const completions = {
-    title:
-      w === "mixed"
-        ? `${n} mixed requests (git branch/commit, bundle tag/digest, cluster): completions`
-        : `A burst of ${n} identical git requests: completions`,
+    title: {
+      mixed: `${n} mixed requests (git branch/commit, bundle tag/digest, cluster): completions`,
+      burst: `A burst of ${n} identical git requests: completions`,
+      http: `${n} http requests (by URL, every other one pinned by digest): completions`,
+      large: "",
+    }[w],
     xLabel: "seconds since the first create",
     yLabel: "requests succeeded",
   };
   writePlotPng({ ...(w === "large" ? large : completions), series }, plotFile(f.plots, w));
+}
+
+/** Serves each [path, content] at /path on the fixture server; the contents' sha256 in hex. */
+function serveFiles(web: HttpFixture, files: readonly string[][]): string[] {
+  return files.map(([path, body]) => {
+    web.route(`/${path}`, (_req, res) => res.writeHead(200, { "content-type": "text/yaml" }).end(body));
+    return createHash("sha256").update(body!).digest("hex");
+  });
 }
 
 /** The control plane with Tekton installed, the servers, the namespace, the repositories and bundles. */
@@ -378,15 +436,18 @@ async function setup(ctx: Ctx) {
   await installTektonPipelines(admin, tektonDir);
   await setTektonConfig(admin, "config-defaults", { "default-maximum-resolution-timeout": f.timeout });
   await installTektonResolvers(admin, {
-    // as released but hub and http off: neither is measured, and hub would reach for the internet
-    "resolvers-feature-flags": { "enable-hub-resolver": "false", "enable-http-resolver": "false" },
+    // as released but hub off: it is not measured and would reach for the internet
+    "resolvers-feature-flags": { "enable-hub-resolver": "false", "enable-http-resolver": "true" },
     "git-resolver-config": { "fetch-timeout": "5m" },
+    "http-resolver-config": { "fetch-timeout": HTTP_FETCH_TIMEOUT },
   });
   const git = await startGitServer();
   ctx.defer(() => git.stop());
   const registry = await startRegistry();
   ctx.defer(() => registry.dispose());
   ctx.run.track(childPids(process.pid, "registry")[0]);
+  const web = await startHttpFixture();
+  ctx.defer(() => web.close());
 
   const scn = await newScenario("bench-tvq", { cp: plane.info });
   ctx.defer(() => scn.cleanup());
@@ -399,12 +460,14 @@ async function setup(ctx: Ctx) {
   });
   await setConfig(scn, "lifecycle-controller-config", { "default-maximum-resolution-timeout": f.timeout });
   await setConfig(scn, "git-resolver-config", { "fetch-timeout": "5m" });
+  await setConfig(scn, "http-resolver-config", { "fetch-timeout": HTTP_FETCH_TIMEOUT });
   for (let j = 0; j < DEFS; j++) await applyObject(admin, taskManifest(ns, `task-${j}`));
 
   const defsDir = join(git.root, "defs.git");
   await initBare(defsDir);
   const defs = Array.from({ length: DEFS }, (_, j) => [`tasks/task-${j}.yaml`, taskYaml(`task-${j}`)]);
   const defsCommit = await commitFiles(defsDir, "main", Object.fromEntries(defs), "definitions", "");
+  const httpDigests = serveFiles(web, defs);
   const largeCommits: string[] = [];
   if (largeCache) {
     const served = await serveShared(largeCache, git.root, "large.git");
@@ -433,6 +496,10 @@ async function setup(ctx: Ctx) {
     largeCommits,
     largeRepo: largeCache ? await repoSizes(largeCache) : undefined,
     bundles,
+    web,
+    webPort: Number(new URL(web.base).port),
+    /** sha256 (hex) of the http workload's files, by number */
+    httpDigests,
     /** Tekton's logs, kept after the run */
     logDir,
     /** stops the side running now, if the run stops in a phase */
@@ -448,7 +515,7 @@ await runBenchmark({
   about: "Tekton Pipelines' own resolvers side by side with Quarry's, on the same requests, taking turns.",
   deadline: 3600,
   flags: FLAGS,
-  notes: "quick: --mixed 50 --burst 20 --large-mb 10 --large-commits 3 --plots /tmp/plots",
+  notes: "quick: --mixed 50 --burst 20 --large-mb 10 --large-commits 3 --http 40 --plots /tmp/plots",
 
   setup,
 
@@ -496,7 +563,7 @@ await runBenchmark({
       ];
     });
     const plots = ctx.flags.plots ? workloads.map((w) => plotFile(ctx.flags.plots, w)).join(", ") : undefined;
-    const sides = `Tekton ${TEKTON_VERSION} (controller + resolvers) vs Quarry (lifecycle-controller + git/bundle/cluster resolvers)`;
+    const sides = `Tekton ${TEKTON_VERSION} (controller + resolvers) vs Quarry (lifecycle-controller + git/bundle/cluster resolvers; http: + http resolver only)`;
     const spec: ValueRow[] = [
       ["sides", `${sides}; medians over ${ctx.flags.rounds} run(s) per side; ratios are Quarry/Tekton`],
       ...Object.entries(r.figures),

@@ -35,10 +35,11 @@ const files = readdirSync(scenarioDir)
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
 const nodeFiles = inCluster ? files : files.filter(needsNode);
-// Tekton Pipelines' own controller as Quarry's client (dev/harness/src/tekton.ts): its build (minutes
-// the first time; quarry_setup starts it too) goes on while the other scenarios run, and the
-// scenarios run build-tekton.sh again, which waits on the build's lock or reports its error.
-const tektonFiles = files.filter((f) => basename(f).startsWith("tekton-interop-"));
+// Tekton Pipelines' own controller as Quarry's client (dev/harness/src/tekton.ts) and its resolvers
+// beside Quarry's (dev/harness/src/tekton-differential.ts): their build (minutes the first time;
+// quarry_setup starts it too) goes on while the other scenarios run, and the scenarios run
+// build-tekton.sh again, which waits on the build's lock or reports its error.
+const tektonFiles = files.filter((f) => /^tekton-(interop-|differential)/.test(basename(f)));
 if (tektonFiles.length > 0) void buildTekton().catch(() => {});
 // node --test starts files in this order: Tekton's and the node's scenarios last, so they rarely wait
 const ordered = [

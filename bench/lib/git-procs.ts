@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
+import { descendantsOf } from "@quarry/devcluster/descendants";
 import { clkTck, vmKiB } from "./proc.ts";
 import { log } from "./run.ts";
 import { round } from "./stats.ts";
@@ -108,20 +109,6 @@ const readOr = <T>(read: () => T, fallback: T): T => {
     return fallback;
   }
 };
-
-/** All descendants of `pid` (not `pid` itself), from every thread's /proc/<pid>/task/<tid>/children. */
-export function descendantsOf(pid: number): number[] {
-  const children = (p: number) =>
-    readOr(() => readdirSync(`/proc/${p}/task`), []).flatMap((tid) =>
-      readOr(() => readFileSync(`/proc/${p}/task/${tid}/children`, "utf8"), "")
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number),
-    );
-  const out = children(pid);
-  for (let i = 0; i < out.length; i++) out.push(...children(out[i]!));
-  return out;
-}
 
 /** Proportional set size (KiB) of a process: shared pages split between their users, so sums add up. */
 const pssKiB = (pid: number): number | undefined => {

@@ -1,5 +1,5 @@
-// More host ports for a process in a network namespace of its own (devcluster's netns.ts bridges
-// only the apiserver): per port, one more netns-bridge.ts chained in front of the program, listening
+// More host ports for a process in a network namespace of its own (netns.ts bridges only the
+// apiserver): per port, one more netns-bridge.ts chained in front of the program, listening
 // on 127.0.0.1:<port> inside (so the program's URLs are the host's), and here a Unix socket server
 // carrying each connection on to 127.0.0.1:<port>.
 import { rmSync } from "node:fs";
@@ -7,10 +7,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const bridgeScript = join(
-  dirname(fileURLToPath(import.meta.resolve("@quarry/devcluster/netns"))),
-  "netns-bridge.ts",
-);
+const bridgeScript = join(dirname(fileURLToPath(import.meta.url)), "netns-bridge.ts");
 
 export interface HostPorts {
   /** Program and args to give startInNetns: the chained bridges, then `program args`. */
