@@ -50,7 +50,12 @@ test("the demo: every story, the Pipe run's Secrets by name and never their cont
   assert.equal(code, 0, `the demo exited ${code}; its output ends:\n${tail}`);
 
   for (const line of [
-    /all eight outcomes seen after/,
+    /all eleven outcomes seen after/,
+    // the http resolver's traffic to the web server, the hub resolver's to the hub protocol fixture
+    /the web server answered 1 HTTP request: GET \/tasks\/lint\.yaml \(200\)\n/,
+    /http-lint-stale +Succeeded=False ResolutionFailed \(DigestMismatch\): param "digest": the content of http:\/\/127\.0\.0\.1:\d+\/tasks\/lint\.yaml has sha256:[0-9a-f]{64}, not sha256:[0-9a-f]{64}/,
+    /the hub fixture answered 2 HTTP requests: .+\/notify \(the package and its version list\), …\/notify\/0\.2\.1/,
+    /refSource names 0\.2\.1: the highest release matching ">= 0\.2, < 1\.0"/,
     /all four runs ended as expected after/,
     /node 127\.0\.0\.1 ready: its start took \d+\.\ds/,
     // the pod on the node, as the watch saw it: created, openssl done, deleted
@@ -70,7 +75,7 @@ test("the demo: every story, the Pipe run's Secrets by name and never their cont
 
   // progress: a step past a second says what it waits for, without a terminal a line at 1s and
   // every 10s after (so a handful in all, not a line per poll)
-  assert.match(output, /waiting for timeout of nonesuch-task \(\d+s\)/, "no progress while (7) waits");
+  assert.match(output, /waiting for timeout of nonesuch-task \(\d+s\)/, "no progress while (10) waits");
   const waiting = output.split("\n").filter((l) => /\] +waiting for .+ \(\d+s\)$/.test(l));
   assert.ok(waiting.length < 60, `${waiting.length} waiting lines: progress floods the log`);
 
@@ -92,21 +97,25 @@ test("the demo: every story, the Pipe run's Secrets by name and never their cont
     ["(3)", ["Succeeded"]],
     ["(4)", ["Failed"]],
     ["(5)", ["Succeeded"]],
-    ["(6)", ["Succeeded"]],
-    ["(8)", ["denied", "Failed"]],
-    ["(7)", ["Failed"]],
+    ["(6)", ["Failed"]],
+    ["(7)", ["Succeeded"]],
+    ["(8)", ["Succeeded"]],
     ["(9)", ["Succeeded"]],
+    ["(11)", ["denied", "Failed"]],
     ["(10)", ["Failed"]],
-    ["(11)", ["Succeeded"]],
-    ["(12)", ["Failed"]],
-    ["(13)", ["Succeeded"]],
+    ["(12)", ["Succeeded"]],
+    ["(13)", ["Failed"]],
+    ["(14)", ["Succeeded"]],
+    ["(15)", ["Failed"]],
+    ["(16)", ["Succeeded"]],
     ["teardown", ["done"]],
   ] as const)
     assert.deepEqual(outcomeOf(step), outcomes, `summary row ${step}:\n${table.join("\n")}`);
-  assert.match(table.join("\n"), /^\(10\) .+ CustomRunCancelled +\d/m);
-  assert.match(table.join("\n"), /^\(12\) .+ ControllerNotFound +\d/m);
+  assert.match(table.join("\n"), /^\(6\) .+ ResolutionFailed \(DigestMismatch\) +\d/m);
+  assert.match(table.join("\n"), /^\(13\) .+ CustomRunCancelled +\d/m);
+  assert.match(table.join("\n"), /^\(15\) .+ ControllerNotFound +\d/m);
   const setup = outcomeOf("setup");
-  assert.ok(setup.length >= 8 && setup.every((o) => o === "done"), `setup rows: ${setup.join(", ")}`);
+  assert.ok(setup.length >= 10 && setup.every((o) => o === "done"), `setup rows: ${setup.join(", ")}`);
 
   // the grep a reviewer would run: PEM armour, and "-----BEGIN" as base64 at each of its 3 alignments
   for (const leak of [

@@ -1,8 +1,8 @@
 // Brings up the demo's cluster from @quarry/devcluster (dev/devcluster): the embedded
 // control plane, a real node (in the background, node.ts), Quarry's API and
 // stand-ins for Tekton's CRDs, two namespaces, a local git server, a local OCI
-// registry holding a Tekton bundle, and Quarry's services as real processes
-// (services.ts).
+// registry holding a Tekton bundle, a web server and a hub protocol fixture
+// (from @quarry/harness), and Quarry's services as real processes (services.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,11 +14,13 @@ import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import { BUNDLE_PIPELINE, BUNDLE_REPO, BUNDLE_TASK, type DemoBundle, startDemoRegistry } from "./bundles.ts";
 import { childrenMentioning, stopPids } from "./children.ts";
 import { type DemoRepo, HELLO_PATH, HELLO_TAG, startDemoGit } from "./git.ts";
+import { type DemoHub, HUB_CATALOG, HUB_TASK, HUB_VERSIONS, startDemoHub } from "./hub.ts";
 import type { Narrator } from "./narrator.ts";
 import { type DemoNode, startDemoNode } from "./node.ts";
 import { configurePipes } from "./pipe-objects.ts";
 import { type DemoService, startDemoService } from "./services.ts";
 import type { Teardown } from "./teardown.ts";
+import { type DemoWeb, startDemoWeb } from "./web.ts";
 
 export const DEMO_TIMEOUT = "5s";
 /** The run-controller's initial-update-timeout in the demo: the unserved kind fails this soon. */
@@ -35,6 +37,8 @@ export interface DemoCluster {
   openNamespace: string;
   repo: DemoRepo;
   bundle: DemoBundle;
+  web: DemoWeb;
+  hub: DemoHub;
   /** Starting in the background; only the Pipe run waits for it. */
   node: DemoNode;
   services: Record<(typeof SERVICES)[number], DemoService>;
@@ -45,6 +49,8 @@ const SERVICES = [
   "cluster-resolver",
   "git-resolver",
   "bundle-resolver",
+  "http-resolver",
+  "hub-resolver",
   "pipe-resolver",
   "run-controller",
   "wait-task",
@@ -104,9 +110,25 @@ export async function startDemoCluster(
   );
   signal.throwIfAborted();
 
+  const web = await n.step(
+    "starting a web server (node:http on loopback) serving a Task file",
+    () => startDemoWeb(teardown, n),
+    (w) => `${w.url}, ${w.digest.slice(0, 19)}…`,
+    "a web server and its file",
+  );
+  signal.throwIfAborted();
+
+  const hub = await n.step(
+    "starting a protocol fixture of Artifact Hub's API on loopback (not a hub: the endpoints the hub resolver calls)",
+    () => startDemoHub(teardown, n),
+    (h) => `${h.base}: Task ${HUB_TASK} in ${HUB_CATALOG}, versions ${HUB_VERSIONS.join(", ")}`,
+    "a hub protocol fixture",
+  );
+  signal.throwIfAborted();
+
   await n.step(
     "writing the services' ConfigMaps, a Task for the cluster resolver to serve, and a Pipe",
-    () => configure(scn, repo, bundle, n),
+    () => configure(scn, repo, bundle, hub, n),
     () => "written",
     "the ConfigMaps, a Task and a Pipe",
   );
@@ -125,12 +147,20 @@ export async function startDemoCluster(
     openNamespace: open.namespace,
     repo,
     bundle,
+    web,
+    hub,
     node,
     services,
   };
 }
 
-async function configure(scn: Scenario, repo: DemoRepo, bundle: DemoBundle, n: Narrator): Promise<void> {
+async function configure(
+  scn: Scenario,
+  repo: DemoRepo,
+  bundle: DemoBundle,
+  hub: DemoHub,
+  n: Narrator,
+): Promise<void> {
   const ns = scn.namespace;
   await setLifecycleConfig(scn, { "default-maximum-resolution-timeout": DEMO_TIMEOUT });
   n.say(`  ${ns}/lifecycle-controller-config: default-maximum-resolution-timeout: ${DEMO_TIMEOUT}`);
@@ -142,6 +172,10 @@ async function configure(scn: Scenario, repo: DemoRepo, bundle: DemoBundle, n: N
   const repos = `${bundle.registry.host.replaceAll(".", "\\.")}/${BUNDLE_REPO}`;
   await setConfig(scn, "bundleresolver-config", { "allowed-repositories": repos });
   n.say(`  ${ns}/bundleresolver-config: allowed-repositories: ${repos}`);
+  // Tekton's key for the hubs to ask, in order: only the fixture, never artifacthub.io
+  const hubs = `- ${hub.base}`;
+  await setConfig(scn, "hubresolver-config", { "artifact-hub-urls": hubs });
+  n.say(`  ${ns}/hubresolver-config: artifact-hub-urls: ${hubs}`);
   await setConfig(scn, "run-controller-config", {
     "initial-update-timeout": DEMO_INITIAL_UPDATE_TIMEOUT,
     "enforcement-grace": "5s",

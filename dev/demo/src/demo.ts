@@ -1,4 +1,5 @@
-// The demo (scripts/demo.sh): Quarry resolving from git, an OCI bundle and the cluster, its
+// The demo (scripts/demo.sh): Quarry resolving from git, an OCI bundle, a web server, a hub
+// (a protocol fixture of one) and the cluster, its
 // lifecycle deciding what no resolver answers, custom-task runs, and a Pipe run
 // making a certificate into Secrets on a real node, on a throwaway cluster in
 // under a minute; then `get`, `describe` and `resolve` as a person would run
@@ -15,6 +16,7 @@ import { ociTools } from "@quarry/devcluster/registry";
 import { BUNDLE_REPO, BUNDLE_TASK } from "./bundles.ts";
 import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK, startDemoCluster } from "./cluster.ts";
 import { HELLO_PATH } from "./git.ts";
+import { HUB_TASK } from "./hub.ts";
 import { Narrator } from "./narrator.ts";
 import { CERT_PIPE } from "./pipe-objects.ts";
 import { PIPE_LIFECYCLE_TIMEOUT, PIPE_RUN, runPipeStory } from "./pipes.ts";
@@ -23,6 +25,7 @@ import { runStories } from "./stories.ts";
 import { formatSummary } from "./summary.ts";
 import { Teardown } from "./teardown.ts";
 import { Tracker } from "./tracker.ts";
+import { LINT_PATH } from "./web.ts";
 
 export interface DemoOptions {
   keep: boolean;
@@ -95,12 +98,12 @@ async function walkThrough(
   keep: { keeping: boolean } | undefined,
 ): Promise<void> {
   n.say(
-    "Quarry demo: a throwaway cluster with a real node, a local git server and OCI registry, Quarry's lifecycle controller, four resolvers, the run-controller and the Wait custom task; eight requests and five runs",
+    "Quarry demo: a throwaway cluster with a real node, a local git server, OCI registry, web server and hub protocol fixture, Quarry's lifecycle controller, six resolvers, the run-controller and the Wait custom task; eleven requests and five runs",
   );
   const cluster = await startDemoCluster(n, teardown, signal);
   const tracker = new Tracker(cluster.admin, n, signal);
   const results = await runStories(cluster, n, tracker);
-  n.say(`all eight outcomes seen after ${n.elapsed()}`);
+  n.say(`all eleven outcomes seen after ${n.elapsed()}`);
   signal.throwIfAborted();
   const runs = await runRunStories(cluster, n);
   n.say(`all four runs ended as expected after ${n.elapsed()}`);
@@ -111,7 +114,13 @@ async function walkThrough(
 
   out("\n$ quarry get -A\n");
   await runGet(cluster.admin, { namespace: undefined }, out, out);
-  for (const rr of [results.fromGit, results.gitNotFound, results.fromBundle, results.timedOut]) {
+  for (const rr of [
+    results.fromGit,
+    results.gitNotFound,
+    results.fromBundle,
+    results.fromHub,
+    results.timedOut,
+  ]) {
     const { name, namespace } = rr.metadata;
     signal.throwIfAborted();
     out(`\n$ quarry describe ${name} -n ${namespace}\n`);
@@ -177,6 +186,8 @@ async function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> 
       `  ${cli} describe git-hello -n ${ns}`,
       `  ${cli} resolve git url=${c.repo.url} revision=main pathInRepo=${HELLO_PATH} -n ${ns}`,
       `  ${cli} resolve bundles bundle=${c.bundle.ref} name=${BUNDLE_TASK} -n ${ns}`,
+      `  ${cli} resolve http url=${c.web.url} digest=${c.web.digest} -n ${ns}`,
+      `  ${cli} resolve hub name=${HUB_TASK} 'version=~> 0.2' -n ${ns}`,
       `  ${cli} resolve cluster kind=task name=${GREET_TASK} -n ${ns}`,
       `  ${cli} describe run ${PIPE_RUN} -n ${ns}`,
       `  ${cli} resolve pipe pipe=${CERT_PIPE} cn=other.demo.quarry.test -n ${ns}   # two more Secrets`,
@@ -184,6 +195,7 @@ async function keepRunning(c: DemoCluster, signal: AbortSignal): Promise<never> 
       `The git server serves ${c.repo.bare}: clone it, commit, push back, and main resolves anew.`,
       `The registry takes pushes without auth: ${ociTools().tkn} bundle push ${c.bundle.registry.ref(`${BUNDLE_REPO}:v2`)} -f task.yaml`,
       `git-resolver-config allows only ${c.repo.server.baseUrl}, bundleresolver-config only ${c.bundle.registry.host}/${BUNDLE_REPO}.`,
+      `The web server serves ${LINT_PATH} at ${c.web.server.base}; the hub protocol fixture (not a hub) answers Artifact Hub's API at ${c.hub.base}.`,
       `The services watch all namespaces; their ConfigMaps are in ${ns}, the lifecycle timeout is ${PIPE_LIFECYCLE_TIMEOUT} (${DEMO_TIMEOUT} until the Pipe run).`,
       ...logs,
       `Control-plane logs: ${c.cp.dir}/{etcd,kube-apiserver}.log`,

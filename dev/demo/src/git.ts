@@ -88,5 +88,5 @@ export function trafficSince(server: Pick<GitServer, "log">, from: number): stri
   }
   const parts = [...commands].map(([c, k]) => (k > 1 ? `${c} ×${k}` : c));
   if (adverts > 0) parts.unshift(`${adverts} capability advertisement${adverts > 1 ? "s" : ""}`);
-  return `${entries.length} HTTP requests: ${parts.join(", ")}`;
+  return `${entries.length} HTTP request${entries.length > 1 ? "s" : ""}: ${parts.join(", ")}`;
 }

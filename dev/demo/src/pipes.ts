@@ -23,7 +23,7 @@ export const PIPE_RUN = "make-cert";
 export const PIPE_RUN_CN = "api.demo.quarry.test";
 /**
  * The lifecycle controller's global timeout during and after the Pipe run: the
- * 5s that (7) shows would fail a pipe request whose pod takes a few seconds.
+ * 5s that (10) shows would fail a pipe request whose pod takes a few seconds.
  * Above the pipe resolver's pending-timeout, as its README asks.
  */
 export const PIPE_LIFECYCLE_TIMEOUT = "2m";
@@ -39,9 +39,9 @@ export interface PipeStory {
 export async function runPipeStory(c: DemoCluster, n: Narrator, signal: AbortSignal): Promise<PipeStory> {
   const ns = c.namespace;
   n.say(
-    `(13) a Pipe run: CustomRun ${PIPE_RUN}, customRef ${QUARRY_V1ALPHA1} ${PIPE_KIND} ${CERT_PIPE}, cn=${PIPE_RUN_CN}: openssl makes a self-signed certificate in a pod on the real node, the pipe resolver stores it as Secrets`,
+    `(16) a Pipe run: CustomRun ${PIPE_RUN}, customRef ${QUARRY_V1ALPHA1} ${PIPE_KIND} ${CERT_PIPE}, cn=${PIPE_RUN_CN}: openssl makes a self-signed certificate in a pod on the real node, the pipe resolver stores it as Secrets`,
   );
-  // live: the lifecycle controller re-reads its ConfigMap; (7)'s request already timed out
+  // live: the lifecycle controller re-reads its ConfigMap; (10)'s request already timed out
   await applyObject(c.admin, {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -66,7 +66,7 @@ export async function runPipeStory(c: DemoCluster, n: Narrator, signal: AbortSig
   const pods = watchPipePods(c.admin, ns, (m) => n.say(m), signal);
   try {
     const run = await n.record(
-      "(13)",
+      "(16)",
       `a Pipe run: ${CERT_PIPE}, a certificate into Secrets`,
       async () => {
         await createRun(

@@ -82,14 +82,14 @@ test("on a terminal: a spinner redrawn in place after the first second, erased w
 test("nested waits show the newest; a failed wait still ends its progress", async () => {
   const f = fake(false);
   let finishOuter!: () => void;
-  const outer = f.progress.track("story (7)", new Promise<void>((r) => (finishOuter = r)));
+  const outer = f.progress.track("story (10)", new Promise<void>((r) => (finishOuter = r)));
   let failInner!: (e: Error) => void;
   const inner = f.progress.track("timeout of nonesuch-task", new Promise<void>((_, j) => (failInner = j)));
   f.at(1_000);
   failInner(new Error("boom"));
   await assert.rejects(inner, /boom/);
   f.at(1_500);
-  assert.deepEqual(f.lines, ["  waiting for timeout of nonesuch-task (1s)", "  waiting for story (7) (1s)"]);
+  assert.deepEqual(f.lines, ["  waiting for timeout of nonesuch-task (1s)", "  waiting for story (10) (1s)"]);
   finishOuter();
   await outer;
 });

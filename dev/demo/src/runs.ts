@@ -63,9 +63,9 @@ export async function runRunStories(c: DemoCluster, n: Narrator): Promise<RunRes
   const create = (name: string, input: Omit<Parameters<typeof runObject>[2], "name">) =>
     createRun(c.admin, runObject("CustomRun", ns, { name, ...input }));
 
-  n.say("(9) a CustomRun of TEP-0002's Wait, duration 1s: the Wait controller (customtask-sdk) runs it");
+  n.say("(12) a CustomRun of TEP-0002's Wait, duration 1s: the Wait controller (customtask-sdk) runs it");
   const waited = await n.record(
-    "(9)",
+    "(12)",
     "a Wait run of 1s",
     async () => {
       await create("wait-1s", { ref: WAIT_REF, params: [{ name: "duration", value: "1s" }] });
@@ -74,9 +74,9 @@ export async function runRunStories(c: DemoCluster, n: Narrator): Promise<RunRes
     runOutcome,
   );
 
-  n.say("(10) a Wait of 1m cancelled as a PipelineRun cancels its CustomRuns (spec.status: RunCancelled)");
+  n.say("(13) a Wait of 1m cancelled as a PipelineRun cancels its CustomRuns (spec.status: RunCancelled)");
   const cancelled = await n.record(
-    "(10)",
+    "(13)",
     "a Wait run of 1m, cancelled",
     async () => {
       await create("wait-cancelled", { ref: WAIT_REF, params: [{ name: "duration", value: "1m" }] });
@@ -94,10 +94,10 @@ export async function runRunStories(c: DemoCluster, n: Narrator): Promise<RunRes
   );
 
   n.say(
-    `(11) a Wait whose definition comes from git (customRef resolver: git, pathInRepo ${WAIT_PATH}, no duration param)`,
+    `(14) a Wait whose definition comes from git (customRef resolver: git, pathInRepo ${WAIT_PATH}, no duration param)`,
   );
   const fromGit = await n.record(
-    "(11)",
+    "(14)",
     `a Wait run defined in git: ${WAIT_PATH}`,
     async () => {
       await create("wait-from-git", {
@@ -128,10 +128,10 @@ export async function runRunStories(c: DemoCluster, n: Narrator): Promise<RunRes
     );
 
   n.say(
-    `(12) a CustomRun of a kind no controller serves: the run-controller fails it after ${DEMO_INITIAL_UPDATE_TIMEOUT}`,
+    `(15) a CustomRun of a kind no controller serves: the run-controller fails it after ${DEMO_INITIAL_UPDATE_TIMEOUT}`,
   );
   const nobody = await n.record(
-    "(12)",
+    "(15)",
     "a run of a kind no controller serves",
     async () => {
       await create("deploy-nobody", { ref: { apiVersion: "example.dev/v1", kind: "Deploy" } });

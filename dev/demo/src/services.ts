@@ -56,7 +56,7 @@ export async function startDemoService(
 
 /**
  * A service that exits is noticed at once (above); this only bounds one that hangs. Generous:
- * seven Node processes start at once beside the node's, and on a 2-core machine shared with other
+ * nine Node processes start at once beside the node's, and on a 2-core machine shared with other
  * test runs one took over 30 s to be ready.
  */
 const READY_TIMEOUT_MS = 120_000;

@@ -1,6 +1,7 @@
 // The demo's requests: what the resolvers do (a Task from git, a path git
-// does not have, a Task from a bundle by tag, a name the bundle lacks, a Task
-// from the cluster by the canonical label and by the seed's alias label) and
+// does not have, a Task from a bundle by tag, a name the bundle lacks, the
+// http and hub stories of web-stories.ts, a Task from the cluster by the
+// canonical label and by the seed's alias label) and
 // what the lifecycle controller decides when no resolver answers (a type
 // nobody serves times out; no resolver label at all is rejected at admission,
 // or failed at once where the admission policy is off).
@@ -19,9 +20,10 @@ import { DEMO_TIMEOUT, type DemoCluster, GREET_TASK } from "./cluster.ts";
 import { HELLO_PATH, HELLO_TAG, trafficSince } from "./git.ts";
 import type { Narrator } from "./narrator.ts";
 import { requestOutcome } from "./summary.ts";
-import { conditionText, succeededIs, type Tracker } from "./tracker.ts";
+import { outcome, succeededIs, type Tracker } from "./tracker.ts";
+import { runWebStories, type WebStoryResults } from "./web-stories.ts";
 
-export interface StoryResults {
+export interface StoryResults extends WebStoryResults {
   fromGit: ResolutionRequest;
   gitNotFound: ResolutionRequest;
   fromBundle: ResolutionRequest;
@@ -120,9 +122,11 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
     `  the registry answered ${registryTraffic(traffic)}${refetched ? "" : "; the tag still names the digest (3) fetched, so the manifest came from the resolver's cache"}`,
   );
 
-  n.say(`(5) a Task from the cluster: kind=task name=${GREET_TASK}`);
+  const web = await runWebStories(c, n, t);
+
+  n.say(`(8) a Task from the cluster: kind=task name=${GREET_TASK}`);
   await n.record(
-    "(5)",
+    "(8)",
     `a Task from the cluster: ${GREET_TASK}`,
     async () =>
       outcome(
@@ -141,10 +145,10 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
   );
 
   n.say(
-    `(6) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, name=${GREET_TASK} (kind defaults to task)`,
+    `(9) the seed's alias label ${LABEL_RESOLVER_ALIAS}=in-cluster, name=${GREET_TASK} (kind defaults to task)`,
   );
   await n.record(
-    "(6)",
+    "(9)",
     "the same Task by the alias label in-cluster",
     async () => {
       let alias = await t.create(
@@ -161,48 +165,35 @@ export async function runStories(c: DemoCluster, n: Narrator, t: Tracker): Promi
     requestOutcome,
   );
 
-  n.say(`(7) a type no resolver serves: the lifecycle controller times it out after ${DEMO_TIMEOUT}`);
-  // (7)'s clock runs from its creation; (8) happens while it waits
-  const started7 = n.now();
+  n.say(`(10) a type no resolver serves: the lifecycle controller times it out after ${DEMO_TIMEOUT}`);
+  // (10)'s clock runs from its creation; (11) happens while it waits
+  const started10 = n.now();
   let nonesuch = await t.create(newRequest(ns, "nonesuch-task", { [LABEL_RESOLVER_TYPE]: "nonesuch" }));
   nonesuch = await t.until(nonesuch, "ResolutionInProgress", succeededIs("Unknown"));
 
-  n.say(`(8) a request with no resolver label, meanwhile`);
+  n.say(`(11) a request with no resolver label, meanwhile`);
   await n.record(
-    "(8)",
+    "(11)",
     "no resolver label, admission policy on",
     () => showAdmissionRejection(c.admin, n, ns),
     (status) => ({ outcome: "denied", reason: `at admission (HTTP ${status})` }),
   );
   const unlabelled = await n.record(
-    "(8)",
+    "(11)",
     "no resolver label, admission policy off",
     async () => t.until(await t.create(newRequest(c.openNamespace, "unlabelled", {})), "failure", isDone),
     requestOutcome,
   );
 
-  n.say(`waiting for (7) to time out`);
+  n.say(`waiting for (10) to time out`);
   const timedOut = await n.record(
-    "(7)",
+    "(10)",
     "a type no resolver serves: nonesuch",
     () => t.until(nonesuch, "timeout", isDone),
     requestOutcome,
-    started7,
+    started10,
   );
-  return { fromGit, gitNotFound, fromBundle, bundleNotFound, timedOut, unlabelled };
-}
-
-/** Waits for the request's outcome and fails the demo, saying why, if it is not the one the story expects. */
-async function outcome(
-  t: Tracker,
-  rr: ResolutionRequest,
-  expected: "True" | "False",
-): Promise<ResolutionRequest> {
-  const done = await t.until(rr, "outcome", isDone);
-  if (!succeededIs(expected)(done)) {
-    throw new Error(`${done.metadata.namespace}/${done.metadata.name} ended ${conditionText(done)}`);
-  }
-  return done;
+  return { fromGit, gitNotFound, fromBundle, bundleNotFound, ...web, timedOut, unlabelled };
 }
 
 /**

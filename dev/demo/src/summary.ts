@@ -5,7 +5,7 @@ import { ANNOTATION_REASON, type AnyRun, getCondition, type ResolutionRequest } 
 import { formatTable } from "@quarry/cli/table";
 
 export interface SummaryRow {
-  /** "setup", "(1)" … "(13)", "teardown". */
+  /** "setup", "(1)" … "(16)", "teardown". */
   step: string;
   /** What the step asked for, in a few words. */
   asked: string;

@@ -161,6 +161,19 @@ export function conditionText(rr: ResolutionRequest): string | undefined {
   return text;
 }
 
+/** Waits for the request's outcome and fails the demo, saying why, if it is not the one the story expects. */
+export async function outcome(
+  t: Tracker,
+  rr: ResolutionRequest,
+  expected: "True" | "False",
+): Promise<ResolutionRequest> {
+  const done = await t.until(rr, "outcome", isDone);
+  if (!succeededIs(expected)(done)) {
+    throw new Error(`${done.metadata.namespace}/${done.metadata.name} ended ${conditionText(done)}`);
+  }
+  return done;
+}
+
 export function succeededIs(status: "True" | "False" | "Unknown") {
   return (rr: ResolutionRequest) => getCondition(rr.status, CONDITION_SUCCEEDED)?.status === status;
 }
