@@ -8,7 +8,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { getRun, runDone } from "@quarry/harness/runs";
 import { getRequest, newRequest, succeeded } from "@quarry/harness/scenario";
 import { createWithRetry, isRun, KINDS, launch, type PlannedRun, planItem } from "./load.ts";
-import { CHAOS_PIPE, type ChaosWorld, clusterTask, type ServiceName } from "./world.ts";
+import {
+  CHAOS_PIPE,
+  type ChaosWorld,
+  clusterTask,
+  HUB_TASK,
+  HUB_VERSIONS,
+  type ServiceName,
+  webPath,
+} from "./world.ts";
 
 export interface FaultTimings {
   /** How long a SIGKILLed service stays down before it is started again. */
@@ -43,6 +51,8 @@ const PROBES = [
   ["git", { url: "", revision: "", pathInRepo: "task.yaml" }],
   ["bundles", { bundle: "", name: "build", kind: "task" }],
   ["cluster", { kind: "task", name: clusterTask(0) }],
+  ["http", { url: "" }],
+  ["hub", { type: "artifact", name: HUB_TASK, version: HUB_VERSIONS[0]! }],
 ] as const;
 
 /**
@@ -72,6 +82,7 @@ async function probeUntilAnswered(
     const name = `probe-${tag}-${type}`;
     if (type === "git") Object.assign(p, { url: world.git.url(world.repo.name), revision: world.repo.first });
     if (type === "bundles") p.bundle = world.bundleDigest;
+    if (type === "http") p.url = `${world.web.base}${webPath(0)}`;
     return { name, rr: newRequest(namespace, name, { "resolution.tekton.dev/type": type }, p) };
   });
   const run = probeRun(world, tag);

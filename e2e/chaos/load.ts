@@ -1,21 +1,40 @@
 // The chaos suite's mixed load: requests (git by branch and by commit SHA,
-// bundles by tag and by digest, cluster Tasks) and Wait runs (plain, by a git
-// remote ref, timing out, cancelled mid-way), in turn, both flavours; created
+// bundles by tag and by digest, cluster Tasks, http with and without a
+// `digest`, hub from Artifact Hub and from Tekton Hub) and Wait runs (plain,
+// by a git remote ref, timing out, cancelled mid-way), in turn, both flavours; created
 // at a steady pace while the faults run, each create retried until the
 // apiserver takes it (a create whose answer was lost to a fault comes back
 // AlreadyExists on the retry: it counts).
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AnyRun, ResolutionRequest, RunFlavour } from "@quarry/api";
 import { cancelRun, createRun, FLAVOURS, runObject, WAIT_REF } from "@quarry/harness/runs";
 import { createRequest, newRequest } from "@quarry/harness/scenario";
 import { isApiError } from "@quarry/kube";
-import { CHAOS_PIPE, type ChaosWorld, clusterTask } from "./world.ts";
+import {
+  CHAOS_PIPE,
+  type ChaosWorld,
+  clusterTask,
+  HUB_TASK,
+  HUB_VERSIONS,
+  hubYaml,
+  webBody,
+  webPath,
+} from "./world.ts";
 
-export const REQUEST_KINDS = ["git-branch", "git-sha", "bundle-tag", "bundle-digest", "cluster"] as const;
+export const REQUEST_KINDS = [
+  "git-branch",
+  "git-sha",
+  "bundle-tag",
+  "bundle-digest",
+  "cluster",
+  "http",
+  "hub",
+] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 export const RUN_KINDS = ["wait", "wait-git-ref", "wait-timeout", "wait-cancel"] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
-/** The cycle the load goes through: five requests, then four runs (then a pipe, with a node). */
+/** The cycle the load goes through: seven requests, then four runs (then a pipe, with a node). */
 export const KINDS = [...REQUEST_KINDS, ...RUN_KINDS] as const;
 export type LoadKind = (typeof KINDS)[number] | "pipe";
 
@@ -26,6 +45,8 @@ export interface PlannedRequest {
   name: string;
   kind: RequestKind | "pipe";
   request: ResolutionRequest;
+  /** The data a resolved request must carry, where the load knows it (http, hub). */
+  data?: string;
 }
 
 export interface PlannedRun {
@@ -59,6 +80,28 @@ export function expectedRunOutcomes(kind: RunKind, flavour: RunFlavour): string[
       return [`False/${flavour}TimedOut`];
     case "wait-cancel":
       return [`False/${flavour}Cancelled`];
+  }
+}
+
+/**
+ * The outcomes a request of each kind may end with (`Resolved` or its quarry.dev/reason); undefined:
+ * any terminal one with a reason (a pipe request: its pod meets faults of its own).
+ */
+export function expectedRequestOutcomes(kind: RequestKind | "pipe"): string[] | undefined {
+  switch (kind) {
+    case "git-branch":
+    case "git-sha":
+    case "bundle-tag":
+    case "bundle-digest":
+      // the git server or the registry down for longer than the resolver's retries
+      return ["Resolved", "SourceUnavailable"];
+    case "cluster":
+    case "http":
+    case "hub":
+      // sources the faults never take down
+      return ["Resolved"];
+    case "pipe":
+      return undefined;
   }
 }
 
@@ -138,6 +181,7 @@ function planRequest(
   const url = world.git.url(world.repo.name);
   const pathInRepo = GIT_PATHS[n % GIT_PATHS.length]!;
   let request: ResolutionRequest;
+  let data: string | undefined;
   switch (kind) {
     case "git-branch":
       request = newRequest(
@@ -184,12 +228,28 @@ function planRequest(
     case "cluster":
       request = newRequest(ns, name, { [LABEL]: "cluster" }, { kind: "task", name: clusterTask(n) });
       break;
+    case "http": {
+      // every other one pinned by `digest` (cached after its first fetch: auto mode)
+      data = webBody(n);
+      const params: Record<string, string> = { url: `${world.web.base}${webPath(n)}` };
+      if (n % 2 === 1) params.digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
+      request = newRequest(ns, name, { [LABEL]: "http" }, params);
+      break;
+    }
+    case "hub": {
+      // Artifact Hub and Tekton Hub in turn, each version in turn (n / 2: both hubs see each)
+      const hub = n % 2 === 0 ? "artifact" : "tekton";
+      const version = HUB_VERSIONS[Math.floor(n / 2) % HUB_VERSIONS.length]!;
+      data = hubYaml(hub, version);
+      request = newRequest(ns, name, { [LABEL]: "hub" }, { type: hub, name: HUB_TASK, version });
+      break;
+    }
     case "pipe":
       // one pod on the node per request; its output comes back through exec as a ConfigMap
       request = newRequest(ns, name, { [LABEL]: "pipe" }, { pipe: CHAOS_PIPE, n: String(i) });
       break;
   }
-  return { name, kind, request };
+  return { name, kind, request, data };
 }
 
 /** Calls `call` until the apiserver takes it, through outages; `done(err)` says an error means it got through. */

@@ -1,6 +1,7 @@
 // The chaos run: a mixed load created at a steady pace while the faults run one
 // after another (faults.ts); then every request must end in exactly one
-// terminal Succeeded condition (True, or False with a quarry.dev/reason), none
+// terminal Succeeded condition (True, or False with a quarry.dev/reason) of
+// those its kind allows, with the data the load expects where it knows it, none
 // lost, none resolved twice (ledger.ts); every run must end in exactly one
 // terminal Succeeded condition of those its kind allows, none finished twice,
 // its status small (run-ledger.ts); the runs' own requests each end once too;
@@ -14,9 +15,11 @@ import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type AnyRun, type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { FLAVOURS, resourceOf, runSucceeded } from "@quarry/harness/runs";
+import { dataOf, succeeded } from "@quarry/harness/scenario";
 import { type FaultTimings, faultsFor } from "./faults.ts";
 import { isTerminal, type Ledger, startLedger } from "./ledger.ts";
 import {
+  expectedRequestOutcomes,
   expectedRunOutcomes,
   isRun,
   kindsOf,
@@ -31,7 +34,7 @@ import { type ChaosWorld, type ServiceName, servicesOf, startChaosWorld } from "
 
 interface ChaosForm {
   mode: "short" | "full";
-  /** Items of the load: five requests, then four runs, in turn (load.ts). */
+  /** Items of the load: seven requests, then four runs, in turn (load.ts). */
   items: number;
   /** Quiet time after each fault, the load still running (recovery is counted in it). */
   gapMs: number;
@@ -50,7 +53,8 @@ interface ChaosForm {
 
 const SHORT: ChaosForm = {
   mode: "short",
-  items: 180,
+  // 20 of each of the 11 kinds
+  items: 220,
   gapMs: 2_000,
   timings: {
     killedDownMs: 1_500,
@@ -61,7 +65,7 @@ const SHORT: ChaosForm = {
     stallWindowMs: 10_000,
   },
   watchdog: "10s",
-  plannedMs: 105_000,
+  plannedMs: 120_000,
   collectMs: 180_000,
   settleMs: 15_000,
   pipes: false,
@@ -80,7 +84,7 @@ const FULL: ChaosForm = {
     stallWindowMs: 20_000,
   },
   watchdog: "20s",
-  plannedMs: 235_000,
+  plannedMs: 250_000,
   collectMs: 300_000,
   settleMs: 30_000,
   pipes: true,
@@ -258,8 +262,11 @@ export function chaosSuite(full: boolean): void {
       perFault[win] ??= {};
       perFault[win][outcome] = (perFault[win][outcome] ?? 0) + 1;
     };
-    /** The request checks: on the apiserver, one terminal state (False with a reason), data written once. */
-    const checkRequest = (name: string): string => {
+    /**
+     * The request checks: on the apiserver, one terminal state (False with a reason), data written
+     * once; resolved to `data` where the load knows what it must be.
+     */
+    const checkRequest = (name: string, data?: string): string => {
       const rr = finals.get(name);
       const h = ledger.histories.get(name);
       const c = rr?.status?.conditions?.find((x) => x.type === "Succeeded");
@@ -270,6 +277,8 @@ export function chaosSuite(full: boolean): void {
       else if (outcome === "not-terminal")
         problems.push(`${name}: not terminal: ${JSON.stringify(rr.status)}`);
       else if (c?.status === "False" && !reason) problems.push(`${name}: False without quarry.dev/reason`);
+      else if (c?.status === "True" && data !== undefined && dataOf(rr) !== data)
+        problems.push(`${name}: resolved to other data: ${JSON.stringify(dataOf(rr).slice(0, 200))}`);
       if (!h) {
         problems.push(`${name}: never seen by the watch`);
         return outcome;
@@ -283,7 +292,11 @@ export function chaosSuite(full: boolean): void {
       return outcome;
     };
     for (const p of requests) {
-      const outcome = checkRequest(p.name);
+      const outcome = checkRequest(p.name, p.data);
+      const allowed = expectedRequestOutcomes(p.kind);
+      const rr = finals.get(p.name);
+      if (rr && outcome !== "not-terminal" && allowed && !allowed.includes(outcome))
+        problems.push(`${p.name}: ended ${outcome}: ${succeeded(rr)?.message}`);
       outcomes.push(`${p.kind} ${outcome}`);
       countIn(windowOf.get(p.name) ?? "?", outcome);
     }

@@ -1,11 +1,13 @@
 // The chaos suite's world, on a control plane of its own (the suite restarts
 // kube-apiserver and freezes etcd, which must not disturb other scenarios):
-// one namespace with the lifecycle controller, the git, bundles and cluster
-// resolvers, the run-controller and the Wait custom task (wait-task) as real
-// processes under their shipped RBAC, each talking to the
+// one namespace with the lifecycle controller, the git, bundles, cluster, http
+// and hub resolvers, the run-controller and the Wait custom task (wait-task) as
+// real processes under their shipped RBAC, each talking to the
 // apiserver through its own stall proxy; a real git smart-HTTP server with the
 // standard repository, a real registry with one bundle (by tag and by digest),
-// and Tasks for the cluster resolver. With pipes (the full form), a real node
+// Tasks for the cluster resolver, a loopback web server with Tasks for the http
+// resolver, and the hub protocol fixture (Artifact Hub and Tekton Hub) as both
+// hubs of the hub resolver. With pipes (the full form), a real node
 // (dev/devcluster/src/node.ts) joins this control plane and the pipe resolver
 // joins the fleet, with one Pipe whose pod echoes a param into a ConfigMap.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -23,6 +25,9 @@ import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarr
 import type { RunningService } from "@quarry/devcluster/service";
 import { TASK_YAML } from "@quarry/harness/bundle-scenario";
 import { adminClient } from "@quarry/harness/env";
+import { type HttpFixture, startHttpFixture, task } from "@quarry/harness/http-server";
+import { type HubFixture, startHubFixture } from "@quarry/harness/hub-fixture";
+import { hubTask } from "@quarry/harness/hub-scenario";
 import {
   configMapOutputs,
   nodeConfig,
@@ -45,6 +50,8 @@ export const SERVICES = [
   "git-resolver",
   "bundle-resolver",
   "cluster-resolver",
+  "http-resolver",
+  "hub-resolver",
   "run-controller",
   // the Wait custom task: the controller that starts and ends the suite's runs
   "wait-task",
@@ -63,6 +70,21 @@ export const CHAOS_PIPE = "chaos";
 /** Tasks the cluster workload reads (request i reads CLUSTER_TASK(i)). */
 export const CLUSTER_TASKS = 10;
 export const clusterTask = (i: number) => `chaos-task-${i % CLUSTER_TASKS}`;
+
+/** Files on the web server the http workload reads (request i reads webPath(i)), each a Task. */
+export const WEB_FILES = 5;
+export const webPath = (i: number) => `/tasks/chaos-web-${i % WEB_FILES}.yaml`;
+export const webBody = (i: number) => task(`chaos-web-${i % WEB_FILES}`);
+
+/**
+ * The Task both hubs hold, at these versions as requested: Tekton Hub lists them so, Artifact Hub
+ * as `<v>.0` (the resolver fetches `0.2` as `0.2.0`).
+ */
+export const HUB_TASK = "chaos-hub";
+export const HUB_VERSIONS = ["0.1", "0.2", "0.3"];
+/** The Task's YAML as a hub serves it, marked with the hub and the version it serves. */
+export const hubYaml = (hub: "artifact" | "tekton", version: string) =>
+  hubTask(HUB_TASK, `${hub}-${hub === "artifact" ? `${version}.0` : version}`);
 
 /**
  * The watch watchdog the services run with (QUARRY_WATCH_WATCHDOG): short, so a frozen watch is
@@ -94,6 +116,10 @@ export interface ChaosWorld {
   registry: Registry;
   bundleTag: string;
   bundleDigest: string;
+  /** The http resolver's source: WEB_FILES Tasks at webPath(i). */
+  web: HttpFixture;
+  /** Artifact Hub and Tekton Hub (ARTIFACT_HUB_API and TEKTON_HUB_API both name it), holding HUB_TASK. */
+  hub: HubFixture;
   /** The fleet (servicesOf). */
   services: readonly ServiceName[];
   /** The node pipe pods run on; undefined without pipes. */
@@ -120,6 +146,8 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
   let git: GitServer | undefined;
   let repo: StandardRepo | undefined;
   let registry: Registry | undefined;
+  let web: HttpFixture | undefined;
+  let hub: HubFixture | undefined;
   let node: TestNode | undefined;
   const services = servicesOf(withPipes);
   const crashes: string[] = [];
@@ -135,6 +163,8 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
     repo?.builder.dispose();
     await git?.stop();
     await registry?.dispose();
+    await web?.close();
+    await hub?.close();
     rmSync(cacheDir, { recursive: true, force: true });
     await cp.stop();
   };
@@ -152,6 +182,26 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
     const bundleDigest = `${registry.ref("chaos/task")}@${await craneDigest(bundleTag)}`;
     for (let i = 0; i < CLUSTER_TASKS; i++)
       await applyObject(s.admin, taskManifest(s.namespace, clusterTask(i)));
+    const w = await startHttpFixture();
+    web = w;
+    for (let i = 0; i < WEB_FILES; i++) w.route(webPath(i), (_q, res) => res.end(webBody(i)));
+    const h = await startHubFixture();
+    hub = h;
+    // the catalogs the resolver defaults to (hubresolver-config as Tekton ships it)
+    for (const [kind, catalog] of [
+      ["artifact", "tekton-catalog-tasks"],
+      ["tekton", "Tekton"],
+    ] as const)
+      h.add({
+        hub: kind,
+        catalog,
+        kind: "task",
+        name: HUB_TASK,
+        versions: HUB_VERSIONS.map((v) => ({
+          version: kind === "artifact" ? `${v}.0` : v,
+          yaml: hubYaml(kind, v),
+        })),
+      });
     await setLifecycleConfig(s, { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT });
     await setConfig(s, "run-controller-config", { "initial-update-timeout": INITIAL_UPDATE_TIMEOUT });
     if (withPipes) {
@@ -189,6 +239,9 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
       "git-resolver": { QUARRY_GIT_CACHE_DIR: cacheDir },
       "bundle-resolver": {},
       "cluster-resolver": {},
+      "http-resolver": {},
+      // read once at start: a restarted resolver reads the same
+      "hub-resolver": { ARTIFACT_HUB_API: h.base, TEKTON_HUB_API: h.base },
       "run-controller": {},
       "wait-task": {},
       "pipe-resolver": {},
@@ -247,6 +300,8 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
       registry,
       bundleTag,
       bundleDigest,
+      web: w,
+      hub: h,
       services,
       node,
       current,

@@ -1,4 +1,4 @@
-// The chaos suite's CI form: 180 requests and runs under every fault, shorter
+// The chaos suite's CI form: 220 requests and runs under every fault, shorter
 // outages (e2e/chaos/suite.ts). QUARRY_CHAOS_FULL=1 runs 1,350 with the full
 // outages (30 s git and registry, 10 s etcd frozen) and, on a real node of the
 // suite's own control plane, the pipe resolver and pipe requests: `pnpm test:chaos`.
