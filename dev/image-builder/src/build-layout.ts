@@ -98,10 +98,21 @@ async function sourceHashes(service: string): Promise<string[]> {
     "package.json",
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
+    "VERSION",
   ];
   return files
     .filter((f) => existsSync(join(repo, f)))
     .map((f) => `${f} ${sha256(readFileSync(join(repo, f)))}`);
+}
+
+/** The labels images/Dockerfile sets, the version from the repository's VERSION file. */
+export function imageLabels(service: string): Record<string, string> {
+  return {
+    "org.opencontainers.image.title": `quarry-${service}`,
+    "org.opencontainers.image.version": readFileSync(join(repo, "VERSION"), "utf8").trim(),
+    "org.opencontainers.image.licenses": "Apache-2.0",
+    "org.opencontainers.image.source": "https://github.com/quarry-dev/quarry",
+  };
 }
 
 /** Builds (or finds cached) the image of services/<service>. */
@@ -161,6 +172,7 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
           `SSL_CERT_FILE=${CA_BUNDLE}`,
         ],
         ExposedPorts: { "8080/tcp": {} },
+        Labels: imageLabels(service),
       },
     });
     writeFileSync(sizesFile, JSON.stringify(sizes));
