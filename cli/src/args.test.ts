@@ -3,23 +3,28 @@ import { test } from "node:test";
 import { parseCommandLine, UsageError } from "./args.ts";
 
 test("get: namespace, all namespaces, kubeconfig; flags before or after the command", () => {
+  const listing = { context: undefined, names: [], output: "table", selector: undefined, watch: false };
   assert.deepEqual(parseCommandLine(["get"]), {
     kind: "get",
     namespace: undefined,
     allNamespaces: false,
     kubeconfig: undefined,
+    ...listing,
   });
   assert.deepEqual(parseCommandLine(["-n", "team-a", "get"]), {
     kind: "get",
     namespace: "team-a",
     allNamespaces: false,
     kubeconfig: undefined,
+    ...listing,
   });
-  assert.deepEqual(parseCommandLine(["get", "-A", "--kubeconfig", "/k"]), {
+  assert.deepEqual(parseCommandLine(["get", "-A", "--kubeconfig", "/k", "--context", "kind-a"]), {
     kind: "get",
     namespace: undefined,
     allNamespaces: true,
     kubeconfig: "/k",
+    ...listing,
+    context: "kind-a",
   });
 });
 
@@ -29,6 +34,7 @@ test("describe takes names; help in every spelling", () => {
     names: ["a", "b"],
     namespace: "x",
     kubeconfig: undefined,
+    context: undefined,
   });
   assert.throws(
     () => parseCommandLine(["demo"]),
@@ -46,6 +52,11 @@ test("mistakes are usage errors that say what is wrong", () => {
     [["get", "--bogus"], /Unknown option '--bogus'/],
     [["get", "-n", "a", "-A"], /-n and -A/],
     [["get", "x"], /use "describe x"/],
+    [["get", "-o", "table"], /-o takes wide, json, yaml, name/],
+    [["describe", "taskrun"], /needs the name of a run/],
+    [["completion", "powershell"], /takes one shell: bash, zsh, fish/],
+    [["doctor", "-o", "name"], /"doctor" prints -o json or -o yaml/],
+    [["resolve", "git", "--timeout", "soon"], /--timeout takes a duration/],
     [["describe"], /needs the name/],
     [["resolve", "git", "-A"], /"resolve" takes no --all-namespaces/],
     [["describe", "x", "-A"], /"describe" takes no --all-namespaces/],
@@ -60,7 +71,16 @@ test("mistakes are usage errors that say what is wrong", () => {
 });
 
 test("get runs and customruns: both flavours, or the one asked for", () => {
-  const scope = { namespace: undefined, allNamespaces: false, kubeconfig: undefined };
+  const scope = {
+    namespace: undefined,
+    allNamespaces: false,
+    kubeconfig: undefined,
+    context: undefined,
+    names: [],
+    output: "table",
+    selector: undefined,
+    watch: false,
+  };
   assert.deepEqual(parseCommandLine(["get", "runs"]), {
     kind: "getRuns",
     flavours: ["Run", "CustomRun"],
@@ -95,7 +115,7 @@ test("get runs and customruns: both flavours, or the one asked for", () => {
 });
 
 test("describe run: names, the flavour from the word or --kind; requests stay the default", () => {
-  const scope = { namespace: "ci", kubeconfig: undefined };
+  const scope = { namespace: "ci", kubeconfig: undefined, context: undefined };
   assert.deepEqual(parseCommandLine(["describe", "run", "wait-1", "-n", "ci"]), {
     kind: "describeRuns",
     names: ["wait-1"],
@@ -123,8 +143,8 @@ test("describe run: names, the flavour from the word or --kind; requests stay th
 
 test("run mistakes are usage errors too", () => {
   const cases: [string[], RegExp][] = [
-    [["get", "runs", "x"], /use "describe run x"/],
-    [["get", "requests", "x"], /use "describe x"/],
+    [["get", "runs", "x", "-A"], /names cannot be combined with -A/],
+    [["get", "requests", "x", "-w"], /-w watches a listing/],
     [["get", "runs", "--kind", "TaskRun"], /--kind takes Run or CustomRun, not "TaskRun"/],
     [["get", "customruns", "--kind", "Run"], /contradict/],
     [["get", "--kind", "Run"], /--kind is for runs/],
@@ -153,6 +173,7 @@ test("resolve: type and key=value params", () => {
       ],
       namespace: "ci",
       kubeconfig: undefined,
+      context: undefined,
       timeoutMs: 90_000,
     },
   );
@@ -162,4 +183,52 @@ test("resolve: type and key=value params", () => {
     (parseCommandLine(["resolve", "git", "--timeout", "5s"]) as { timeoutMs: number }).timeoutMs,
     5000,
   );
+});
+
+test("durations as kubectl and Tekton write them; a bare number is seconds", () => {
+  const timeout = (t: string) =>
+    (parseCommandLine(["resolve", "git", "--timeout", t]) as { timeoutMs: number }).timeoutMs;
+  assert.equal(timeout("1m"), 60_000);
+  assert.equal(timeout("1m30s"), 90_000);
+  assert.equal(timeout("500ms"), 500);
+  assert.equal(timeout("45"), 45_000);
+  assert.throws(() => timeout("0s"), /takes a duration/);
+});
+
+test("get by name, -o, -l, -w; describe taskrun and pipelinerun; version, doctor, completion", () => {
+  const get = parseCommandLine(["get", "rr", "a", "b", "-o", "yaml", "-n", "x"]);
+  assert.equal(get.kind, "get");
+  assert.deepEqual(get.kind === "get" && [get.names, get.output], [["a", "b"], "yaml"]);
+  const watch = parseCommandLine(["get", "runs", "-w", "-l", "app=x", "-o", "wide"]);
+  assert.deepEqual(watch.kind === "getRuns" && [watch.watch, watch.selector, watch.output], [
+    true,
+    "app=x",
+    "wide",
+  ]);
+  assert.deepEqual(parseCommandLine(["describe", "taskrun", "t1", "-n", "ci"]), {
+    kind: "describeTekton",
+    runKind: "TaskRun",
+    names: ["t1"],
+    namespace: "ci",
+    kubeconfig: undefined,
+    context: undefined,
+  });
+  assert.equal((parseCommandLine(["describe", "pr", "p1"]) as { runKind: string }).runKind, "PipelineRun");
+  assert.deepEqual(parseCommandLine(["version", "--client"]), {
+    kind: "version",
+    clientOnly: true,
+    output: "table",
+    systemNamespace: "quarry-system",
+    kubeconfig: undefined,
+    context: undefined,
+  });
+  assert.deepEqual(parseCommandLine(["doctor", "--system-namespace", "q", "-o", "json"]), {
+    kind: "doctor",
+    output: "json",
+    systemNamespace: "q",
+    kubeconfig: undefined,
+    context: undefined,
+  });
+  assert.deepEqual(parseCommandLine(["completion", "fish"]), { kind: "completion", shell: "fish" });
+  assert.deepEqual(parseCommandLine(["--version"]), { kind: "clientVersion" });
 });

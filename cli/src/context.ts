@@ -1,6 +1,6 @@
 // The kube context a command talks to: --kubeconfig, else KUBECONFIG, else
-// ~/.kube/config, else the in-cluster service account; and the namespace
-// kubectl would use.
+// ~/.kube/config, else the in-cluster service account (--context picks a
+// context other than the current one); and the namespace kubectl would use.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,8 @@ export interface KubeContext {
 
 export function kubeContext(opts: {
   kubeconfig?: string | undefined;
+  /** --context: a kubeconfig context other than the current one. */
+  context?: string | undefined;
   namespace?: string | undefined;
 }): KubeContext {
   if (!opts.kubeconfig && !hasDefaultConfig(process.env)) {
@@ -22,7 +24,7 @@ export function kubeContext(opts: {
       "no kubeconfig: set KUBECONFIG or pass --kubeconfig (for a throwaway cluster: scripts/demo.sh --keep)",
     );
   }
-  const client = RestKubeClient.fromEnvironment(opts.kubeconfig);
+  const client = RestKubeClient.fromEnvironment(opts.kubeconfig, opts.context);
   return { client, namespace: opts.namespace || client.namespace || "default" };
 }
 

@@ -211,7 +211,7 @@ function oneLineValue(value: string): string {
 }
 
 /** "failed", "succeeded", "running": the Succeeded condition's status in a word. */
-function stateWord(cond: Condition | undefined): string {
+export function stateWord(cond: Condition | undefined): string {
   switch (cond?.status) {
     case "True":
       return "succeeded";
@@ -235,7 +235,8 @@ function because(reason: string | undefined, finer: string | undefined, message:
  * each ResolutionRequest it created with that request's own reason, Quarry's finer reason and message.
  */
 export function reasonChain(
-  flavour: RunFlavour,
+  /** The run's kind as the first link names it: Run, CustomRun, TaskRun, PipelineRun. */
+  flavour: string,
   succeeded: Condition | undefined,
   requests: readonly ChildRequest[],
 ): string[] {
@@ -291,7 +292,7 @@ function childTable(refs: readonly ChildReference[], children: readonly ChildReq
 }
 
 /** "False ResolutionFailed (NotFound)": the request's Succeeded status, reason and Quarry's finer reason. */
-function requestOutcome(child: ChildRequest | undefined): string {
+export function requestOutcome(child: ChildRequest | undefined): string {
   if (!child?.request) return `<${child?.error ?? "not fetched"}>`;
   const cond = getCondition(child.request.status, CONDITION_SUCCEEDED);
   if (!cond) return "<no Succeeded condition>";

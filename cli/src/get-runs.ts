@@ -14,12 +14,10 @@ import {
 } from "@quarry/api";
 import type { KubeClient } from "@quarry/kube";
 import { ageSince } from "./age.ts";
-import { isUnserved } from "./errors.ts";
-import { formatListing, noResourcesFound } from "./listing.ts";
+import { type ListFlags, type ListSource, runList } from "./list-command.ts";
+import { formatListing } from "./listing.ts";
 
-export interface GetRunsOptions {
-  /** undefined: all namespaces (adds a NAMESPACE column, like `kubectl get -A`). */
-  namespace: string | undefined;
+export interface GetRunsOptions extends ListFlags {
   /** Which flavours to list. */
   flavours: readonly RunFlavour[];
 }
@@ -38,15 +36,22 @@ export function resourceName(flavour: RunFlavour): string {
  * The table for these runs, sorted by namespace, name, then flavour. STARTTIME and
  * COMPLETIONTIME are ages, as Tekton's printer columns (type date) show them; blank until set.
  */
-export function formatRuns(items: readonly AnyRun[], now: number, allNamespaces: boolean): string {
+export function formatRuns(
+  items: readonly AnyRun[],
+  now: number,
+  allNamespaces: boolean,
+  wide = false,
+): string {
   const optionalAge = (ts: string | undefined) => (ts ? ageSince(ts, now) : "");
+  const headers = ["NAME", "TYPE", "KIND", "SUCCEEDED", "REASON", "STARTTIME", "COMPLETIONTIME", "AGE"];
   return formatListing(
     items,
     {
-      headers: ["NAME", "TYPE", "KIND", "SUCCEEDED", "REASON", "STARTTIME", "COMPLETIONTIME", "AGE"],
+      // wide: what the run asks for (its ref's resolver, or the target's name) and why it is where it is
+      headers: wide ? [...headers, "REF", "MESSAGE"] : headers,
       cells: (run) => {
         const cond = getCondition(run.status, CONDITION_SUCCEEDED);
-        return [
+        const cells = [
           run.metadata.name ?? "",
           run.kind,
           runView(run).target.kind ?? "",
@@ -56,6 +61,10 @@ export function formatRuns(items: readonly AnyRun[], now: number, allNamespaces:
           optionalAge(run.status?.completionTime),
           ageSince(run.metadata.creationTimestamp, now),
         ];
+        if (!wide) return cells;
+        const view = runView(run);
+        const ref = view.ref?.resolver ? `${view.ref.resolver} resolver` : (view.ref?.name ?? "embedded");
+        return [...cells, ref, cond?.message ?? ""];
       },
       sortKey: (run) => `${run.metadata.namespace ?? ""}/${run.metadata.name ?? ""}/${run.kind}`,
     },
@@ -72,30 +81,24 @@ export async function runGetRuns(
   opts: GetRunsOptions,
   out: (s: string) => void,
   err: (s: string) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
-  const lists = await Promise.all(
-    opts.flavours.map((flavour) =>
-      client.list<AnyRun>(RESOURCE[flavour], opts.namespace).then(
-        (list) => list.items,
-        (e: unknown) => (isUnserved(e) ? undefined : Promise.reject(e)),
-      ),
-    ),
+  const names = opts.flavours.map(resourceName);
+  const sources = opts.flavours.map(
+    (flavour): ListSource => ({
+      rt: RESOURCE[flavour],
+      apiVersion: flavour === "CustomRun" ? CUSTOM_RUN_V1BETA1 : RUN_V1ALPHA1,
+      kind: flavour,
+      whenUnserved: "skip",
+    }),
   );
-  if (lists.every((l) => l === undefined)) {
-    const names = opts.flavours.map(resourceName);
-    throw new Error(`this cluster does not serve ${names.join(" or ")}: is Tekton Pipelines installed?`);
-  }
-  // the list an item came from names its flavour, whatever the item itself carries
-  const items = lists.flatMap((l, i) => (l ?? []).map((item) => withKind(item, opts.flavours[i]!)));
-  if (items.length === 0) {
-    err(noResourcesFound(opts.namespace));
-    return;
-  }
-  out(formatRuns(items, Date.now(), opts.namespace === undefined));
-}
-
-function withKind(item: AnyRun, flavour: RunFlavour): AnyRun {
-  return flavour === "CustomRun"
-    ? ({ ...item, apiVersion: CUSTOM_RUN_V1BETA1, kind: "CustomRun" } as AnyRun)
-    : ({ ...item, apiVersion: RUN_V1ALPHA1, kind: "Run" } as AnyRun);
+  const noneServed = new Error(
+    `this cluster does not serve ${names.join(" or ")}: is Tekton Pipelines installed?`,
+  );
+  await runList<AnyRun>(client, sources, opts, formatRuns, {
+    out,
+    err,
+    noneServed,
+    ...(signal && { signal }),
+  });
 }

@@ -27,4 +27,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-QUARRY_K8S_BINARIES="kubelet kube-controller-manager kube-scheduler" exec bash "$here/build-binaries.sh"
+# kubectl: the release e2e applies release.yaml with it, as an operator does
+QUARRY_K8S_BINARIES="kubelet kube-controller-manager kube-scheduler kubectl" exec bash "$here/build-binaries.sh"

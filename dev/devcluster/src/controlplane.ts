@@ -37,14 +37,19 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-export function buildBinaries(): string {
+/** The directory of the control plane's binaries, and of `k8sCommands` (k8s.io/kubernetes/cmd/…) if named. */
+export function buildBinaries(k8sCommands?: string[]): string {
   const out = execFileSync("bash", [join(here, "build-binaries.sh")], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
+    env: k8sCommands ? { ...process.env, QUARRY_K8S_BINARIES: k8sCommands.join(" ") } : process.env,
   });
   const lines = out.trim().split("\n");
   return lines[lines.length - 1]!;
 }
+
+/** kubectl of the control plane's Kubernetes version, built once and cached like the rest. */
+export const kubectlBinary = (): string => join(buildBinaries(["kubectl"]), "kubectl");
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -434,6 +434,10 @@ state = "${dir}/containerd/state"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 
+[${cri}.registry]
+  # per-registry hosts.toml (certs.d/<host:port>/): trustPlainHttpRegistry adds a test registry
+  config_path = "${dir}/containerd/certs.d"
+
 [${cri}.containerd]
   snapshotter = "overlayfs"
   default_runtime_name = "runc"
@@ -720,6 +724,19 @@ async function deleteNodePods(admin: KubeClient, log: (m: string) => void): Prom
  * Whether an e2e scenario file needs the node: named node-*, or carrying the
  * marker line (pipe-* scenarios that run pods carry it; pipe-crd-validation needs no node).
  */
+/**
+ * Lets the node's containerd pull from `host` (host:port, a test registry) over plain HTTP, as a
+ * cluster's containerd is configured for an in-house registry; read at each pull, no restart.
+ */
+export function trustPlainHttpRegistry(nodeDir: string, host: string): void {
+  const dir = join(nodeDir, "containerd", "certs.d", host);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "hosts.toml"),
+    `server = "http://${host}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n`,
+  );
+}
+
 export function needsNode(file: string): boolean {
   if (basename(file).startsWith("node-")) return true;
   try {

@@ -98,32 +98,41 @@ async function sourceHashes(service: string): Promise<string[]> {
     "package.json",
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
-    "VERSION",
   ];
   return files
     .filter((f) => existsSync(join(repo, f)))
     .map((f) => `${f} ${sha256(readFileSync(join(repo, f)))}`);
 }
 
-/** The labels images/Dockerfile sets, the version from the repository's VERSION file. */
-export function imageLabels(service: string): Record<string, string> {
+/** The repository's version (its VERSION file). */
+export const repoVersion = (): string => readFileSync(join(repo, "VERSION"), "utf8").trim();
+
+/** The labels images/Dockerfile sets. */
+export function imageLabels(service: string, version: string): Record<string, string> {
   return {
     "org.opencontainers.image.title": `quarry-${service}`,
-    "org.opencontainers.image.version": readFileSync(join(repo, "VERSION"), "utf8").trim(),
+    "org.opencontainers.image.version": version,
     "org.opencontainers.image.licenses": "Apache-2.0",
     "org.opencontainers.image.source": "https://github.com/quarry-dev/quarry",
   };
 }
 
-/** Builds (or finds cached) the image of services/<service>. */
-export async function buildServiceImage(service: string): Promise<ServiceImage> {
+/**
+ * Builds (or finds cached) the image of services/<service>, labelled with `version` (default: the
+ * VERSION file's; a release of the same tree under another number gets another image).
+ */
+export async function buildServiceImage(
+  service: string,
+  opts: { version?: string } = {},
+): Promise<ServiceImage> {
+  const version = opts.version ?? repoVersion();
   if (!existsSync(join(repo, "services", service, "src", "main.ts")))
     throw new Error(`no service ${service}`);
   const node = process.execPath;
   const extra = EXTRA_BINARIES[service] ?? { files: [], links: {} };
   const libs = [...new Set((await Promise.all([node, ...extra.files].map(sharedLibraries))).flat())].sort();
   const system = [node, ...extra.files, ...libs, CA_BUNDLE].map((f) => `${f} ${sha256(readFileSync(f))}`);
-  const key = sha256([RECIPE, service, ...system, ...(await sourceHashes(service))].join("\n"));
+  const key = sha256([RECIPE, service, version, ...system, ...(await sourceHashes(service))].join("\n"));
   const dir = join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "images");
   const tar = join(dir, `${service}-${key.slice(0, 16)}.tar`);
   const sizesFile = `${tar}.sizes.json`;
@@ -172,7 +181,7 @@ export async function buildServiceImage(service: string): Promise<ServiceImage> 
           `SSL_CERT_FILE=${CA_BUNDLE}`,
         ],
         ExposedPorts: { "8080/tcp": {} },
-        Labels: imageLabels(service),
+        Labels: imageLabels(service, version),
       },
     });
     writeFileSync(sizesFile, JSON.stringify(sizes));

@@ -137,11 +137,14 @@ export class RestKubeClient implements KubeClient {
     this.readByLibrary = connection.readByLibrary === true;
   }
 
-  /** `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config, else the in-cluster service account. */
-  static fromEnvironment(kubeconfigPath?: string): RestKubeClient {
-    const own = loadConnection(kubeconfigPath);
+  /**
+   * `kubeconfigPath`, else KUBECONFIG, else ~/.kube/config, else the in-cluster service account;
+   * `context` names a kubeconfig context other than the current one (kubectl's --context).
+   */
+  static fromEnvironment(kubeconfigPath?: string, context?: string): RestKubeClient {
+    const own = loadConnection(kubeconfigPath, process.env, undefined, context);
     return new RestKubeClient(
-      own ?? { ...libraryConnection(kubeconfigPath), readByLibrary: true },
+      own ?? { ...libraryConnection(kubeconfigPath, context), readByLibrary: true },
       kubeconfigPath,
     );
   }

@@ -50,10 +50,12 @@ export function loadConnection(
   path?: string,
   env: NodeJS.ProcessEnv = process.env,
   saDir = SA_DIR,
+  context?: string,
 ): Connection | undefined {
   const file = path ?? defaultKubeconfigFile(env);
   if (file === null) return undefined;
-  if (file !== undefined) return fromKubeconfig(file);
+  if (file !== undefined) return fromKubeconfig(file, context);
+  if (context) throw new Error(`context "${context}" needs a kubeconfig: none was found`);
   return inCluster(env, saDir);
 }
 
@@ -121,10 +123,12 @@ function entry<T>(list: Named<T>[] | undefined, name: string | undefined, key: s
   return typeof found === "object" && found !== null ? found : undefined;
 }
 
-function fromKubeconfig(file: string): Connection | undefined {
+/** `contextName` picks a context other than the current one (kubectl's --context). */
+function fromKubeconfig(file: string, contextName?: string): Connection | undefined {
   const config = (yaml.load(readFileSync(file, "utf8")) ?? {}) as Kubeconfig;
-  const contextName = config["current-context"];
+  contextName ??= config["current-context"];
   const context = entry(config.contexts, contextName, "context");
+  if (contextName && !context) throw new Error(`context "${contextName}" not found in ${file}`);
   const cluster = entry(config.clusters, context?.cluster, "cluster");
   const user = entry(config.users, context?.user, "user") ?? {};
   if (!cluster?.server || cluster["proxy-url"] || user.exec || user["auth-provider"]) return undefined;

@@ -29,9 +29,10 @@ export function libraryKubeConfig(lib: ClientNode, kubeconfigPath: string | unde
   return kc;
 }
 
-export function libraryConnection(kubeconfigPath?: string): Connection {
+export function libraryConnection(kubeconfigPath?: string, context?: string): Connection {
   const lib = createRequire(import.meta.url)("@kubernetes/client-node") as ClientNode;
   const kc = libraryKubeConfig(lib, kubeconfigPath);
+  if (context) kc.setCurrentContext(context);
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error("kubeconfig has no current cluster");
   const agents = new TlsAgents(cluster.server);
