@@ -1,8 +1,10 @@
 // The fleet the dashboard screenshot watches: the embedded control plane (etcd + kube-apiserver),
 // Quarry's services as real processes in namespace quarry-system under their charts' RBAC (two
 // git-resolver replicas sharing four leader-election buckets), a smart-HTTP git server, an OCI
-// registry holding a Tekton bundle pushed with tkn, Tasks for the cluster resolver, and the Wait
-// custom task for runs. Everything stops with `stop()`.
+// registry holding a Tekton bundle pushed with tkn, an HTTP server with Task files for the http
+// resolver, the hub protocol fixture holding Tasks on both hub APIs for the hub resolver, Tasks for
+// the cluster resolver, and the Wait custom task for runs. All servers listen on loopback.
+// Everything stops with `stop()`.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +16,8 @@ import { createServiceIdentity } from "@quarry/devcluster/identity";
 import { installQuarryApi, installTektonCrds } from "@quarry/devcluster/install";
 import { type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import { type RunningService, startService } from "@quarry/devcluster/service";
+import { type HttpFixture, startHttpFixture } from "@quarry/harness/http-server";
+import { type HubFixture, startHubFixture } from "@quarry/harness/hub-fixture";
 import { childProcesses } from "@quarry/harness/procs";
 import { type KubeClient, RestKubeClient } from "@quarry/kube";
 import type { Target } from "./prometheus.ts";
@@ -23,6 +27,10 @@ const SYSTEM_NAMESPACE = "quarry-system";
 export const TENANTS = ["team-a", "team-b"] as const;
 export const TASKS = ["build", "test", "lint", "release"] as const;
 export const BUNDLE_TASKS = ["build", "scan"] as const;
+/** Versions of every Task on both hubs of the fixture (Artifact Hub's spelling; Tekton Hub drops the patch). */
+export const HUB_VERSIONS = ["0.1.0", "0.2.0"] as const;
+/** The catalogs the hub resolver asks when a request names none (Tekton's shipped defaults). */
+export const HUB_CATALOGS = { artifact: "tekton-catalog-tasks", tekton: "Tekton" } as const;
 const GIT_BUCKETS = 4;
 
 /** The chart services this fleet runs, each with its replica count. */
@@ -33,6 +41,8 @@ const SERVICES: Record<string, number> = {
   "bundle-resolver": 1,
   "cluster-resolver": 1,
   "pipe-resolver": 1,
+  "http-resolver": 1,
+  "hub-resolver": 1,
 };
 
 export interface Replica {
@@ -49,6 +59,10 @@ export interface Fleet {
   registry: Registry;
   bundleRef: string;
   bundleDigestRef: string;
+  /** The HTTP server serving /tasks/<task>.yaml for the http resolver. */
+  web: HttpFixture;
+  /** The hub fixture (Artifact Hub and Tekton Hub APIs) the hub resolver's env names. */
+  hub: HubFixture;
   replicas: Replica[];
   /** Starts one more replica of `service` (same identity and env as the first). */
   addReplica(service: string): Promise<Replica>;
@@ -97,6 +111,29 @@ export async function startFleet(run: BoundedRun, dir: string): Promise<Fleet> {
     );
     const bundleDigestRef = registry.ref(`catalog/ci@${digest}`);
 
+    const web = await startHttpFixture();
+    stops.push(() => web.close());
+    for (const t of TASKS) {
+      const body = taskYaml(t, "http");
+      web.route(`/tasks/${t}.yaml`, (_req, res) =>
+        res.writeHead(200, { "content-type": "text/yaml" }).end(body),
+      );
+    }
+    const hub = await startHubFixture();
+    stops.push(() => hub.close());
+    for (const [type, catalog] of Object.entries(HUB_CATALOGS) as [keyof typeof HUB_CATALOGS, string][])
+      for (const t of TASKS)
+        hub.add({
+          hub: type,
+          catalog,
+          kind: "task",
+          name: t,
+          versions: HUB_VERSIONS.map((v) => ({
+            version: type === "tekton" ? v.split(".").slice(0, 2).join(".") : v,
+            yaml: taskYaml(t, `hub ${v}`),
+          })),
+        });
+
     for (const ns of TENANTS) for (const t of TASKS) await applyObject(admin, taskObject(ns, t));
     const config = (name: string, data: Record<string, string>) =>
       applyObject(admin, {
@@ -116,6 +153,7 @@ export async function startFleet(run: BoundedRun, dir: string): Promise<Fleet> {
       "allowed-repositories": `${registry.host.replaceAll(".", "\\.")}/catalog/.*`,
     });
     await config("run-controller-config", { "initial-update-timeout": "10s", "enforcement-grace": "5s" });
+    await config("http-resolver-config", { "fetch-timeout": "10s" });
 
     const hashes = new Map<string, string>();
     const identities = new Map<string, string>();
@@ -139,6 +177,9 @@ export async function startFleet(run: BoundedRun, dir: string): Promise<Fleet> {
       };
       if (service === "git-resolver") env.QUARRY_GIT_CACHE_DIR = join(dir, `git-cache-${pod}`);
       if (service === "pipe-resolver") env.QUARRY_SERVICE_ACCOUNT = "quarry-pipe-resolver";
+      // as the chart's Deployment env names the hubs (Tekton's ARTIFACT_HUB_API, TEKTON_HUB_API)
+      if (service === "hub-resolver")
+        Object.assign(env, { ARTIFACT_HUB_API: hub.base, TEKTON_HUB_API: hub.base });
       const svc = await startService(service, {
         kubeconfig,
         logFile: join(dir, "logs", `${pod}.log`),
@@ -154,7 +195,7 @@ export async function startFleet(run: BoundedRun, dir: string): Promise<Fleet> {
       return replica;
     };
     mkdirSync(join(dir, "logs"), { recursive: true });
-    // two at a time: seven Node processes starting at once on two busy cores miss any sane deadline
+    // two at a time: nine Node processes starting at once on two busy cores miss any sane deadline
     const queue = Object.entries(SERVICES).flatMap(([service, n]) =>
       Array.from({ length: n }, () => service),
     );
@@ -183,6 +224,8 @@ export async function startFleet(run: BoundedRun, dir: string): Promise<Fleet> {
       registry,
       bundleRef,
       bundleDigestRef,
+      web,
+      hub,
       replicas,
       addReplica: start,
       targets: () =>

@@ -1,9 +1,10 @@
 // The traffic behind the dashboard screenshot: ResolutionRequests of every served type (and one
 // nobody serves) at a rate that varies over the run, a mix of answers that succeed and that fail
-// (paths, names and Tasks that do not exist, sources the config forbids), commits pushed to the
-// catalog now and then, Wait runs and runs of a kind no controller serves. Along the way, what an
-// operator meets in production: a slow git server, a burst of requests, a git server answering
-// 503 for a while, and one git-resolver replica stopped and later replaced (its buckets move).
+// (paths, names, Tasks and hub versions that do not exist, sources the config forbids), commits
+// pushed to the catalog now and then, Wait runs and runs of a kind no controller serves. Along the
+// way, what an operator meets in production: a slow git server, a burst of requests, a git server
+// answering 503 for a while, and one git-resolver replica stopped and later replaced (its buckets
+// move).
 // Finished requests and runs are deleted, as Tekton Pipelines deletes its own.
 import { randomBytes } from "node:crypto";
 import {
@@ -17,7 +18,7 @@ import {
 } from "@quarry/api";
 import { createRun, runObject, WAIT_REF } from "@quarry/harness/runs";
 import { newRequest } from "@quarry/harness/scenario";
-import { BUNDLE_TASKS, type Fleet, TASKS, TENANTS, taskYaml } from "./fleet.ts";
+import { BUNDLE_TASKS, type Fleet, HUB_VERSIONS, TASKS, TENANTS, taskYaml } from "./fleet.ts";
 import { log, sleep } from "./run.ts";
 
 /** What happened when, for the report (seconds since the workload started). */
@@ -82,6 +83,13 @@ const MIX: [number, Make][] = [
   [1.5, () => ({ type: "cluster", params: { kind: "task", name: "deploy" } })],
   [0.5, () => ({ type: "cluster", params: { kind: "widget", name: "build" } })],
   [1, () => ({ type: "pipe", params: { pipe: "self-signed", cn: "ci.example.test" } })],
+  [6, (_, f) => ({ type: "http", params: { url: `${f.web.base}/tasks/${pick(TASKS)}.yaml` } })],
+  [0.5, (_, f) => ({ type: "http", params: { url: `${f.web.base}/tasks/deploy.yaml` } })],
+  // Artifact Hub by exact version and by constraint, Tekton Hub by major.minor; a version no hub lists
+  [3, () => ({ type: "hub", params: { name: pick(TASKS), version: pick(HUB_VERSIONS) } })],
+  [1.5, () => ({ type: "hub", params: { name: pick(TASKS), version: ">= 0.1, < 1.0" } })],
+  [1.5, () => ({ type: "hub", params: { type: "tekton", name: pick(TASKS), version: "0.2" } })],
+  [0.5, () => ({ type: "hub", params: { name: pick(TASKS), version: "9.9.9" } })],
   // a type no Quarry resolver serves: times out with "no resolver for type tarball answered"
   [1, () => ({ type: "tarball", params: { url: "https://example.invalid/tasks.tgz", path: "build.yaml" } })],
 ];
