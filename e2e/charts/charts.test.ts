@@ -137,7 +137,7 @@ describe("value blocks (lifecycle-controller)", () => {
       "--set=leaderElection.leaseDuration=4s",
       "--set=leaderElection.renewDeadline=3s",
       "--set=leaderElection.retryPeriod=500ms",
-      "--set=image.repository=registry.local/lc,image.tag=dev",
+      "--set=image.registry=registry.local,image.repository=lc,image.tag=dev",
       "--set=extraEnv[0].name=QUARRY_V",
       "--set-string=extraEnv[0].value=1",
       "--set=watchNamespace=ci",

@@ -57,6 +57,7 @@ const NOT_ON_DASHBOARD = new Set([
   "quarry_git_cache_repositories",
   "quarry_git_operations_total",
   "quarry_bundle_cache_lookups_total",
+  "quarry_resolution_requests_timed_out_total", // alerted on: QuarryResolutionTimeouts (the lifecycle controller's PrometheusRule)
 ]);
 
 /** Every query of the dashboard: panel targets and `label_values` variable queries, with where it is. */

@@ -1,6 +1,6 @@
 // Every metric Quarry's services export, by name with its label names, taken from the real code:
 // the same registration functions the services call (runtime, resolver SDK, git and bundle
-// resolvers, run-controller) record into the real exporter, each instrument once, and the
+// resolvers, run-controller, lifecycle-controller) record into the real exporter, each instrument once, and the
 // Prometheus text it renders is parsed. `instrumentNames` reads the source for every instrument
 // created anywhere, so a new metric this file does not exercise fails the test that compares them
 // instead of going unnoticed.
@@ -13,6 +13,7 @@ import { registerGitMetrics } from "@quarry/git-resolver/metrics";
 import { repoRoot } from "@quarry/harness/helm";
 import type { BucketSet, WorkQueue } from "@quarry/kube";
 import { bucketMetrics, workQueueMetrics } from "@quarry/kube";
+import { timedOutCounter } from "@quarry/lifecycle-controller/metrics";
 import { setupMetrics } from "@quarry/observability";
 import { resolverMetrics } from "@quarry/resolver-sdk/internal";
 import { enforcementCounter } from "@quarry/run-controller/metrics";
@@ -71,6 +72,7 @@ export async function exportedMetrics(): Promise<{ text: string; metrics: Map<st
     const cache = { size: 1, hits: 1, misses: 1 };
     registerBundleMetrics(m.meter, { manifests: cache, layers: cache } as unknown as BundleResolver);
     enforcementCounter(m.meter)("ControllerNotFound", "CustomRun");
+    timedOutCounter(m.meter)("git", "NoResolver");
 
     const text = await m.render();
     return { text, metrics: parseExposition(text) };

@@ -110,9 +110,17 @@ before(async () => {
     layers: [tektonLayer({ kind: "task", name: "hello", content: taskYaml("hello") })],
   });
 
+  // <registry>/<repository>:<tag> as built (quarry.local/<service>:local) → the charts' image values
   const image = (service: string) => {
-    const [repository, tag] = images[service]!.split(":");
-    return { repository, tag, pullPolicy: "Never" };
+    const name = images[service]!;
+    const slash = name.indexOf("/");
+    const colon = name.lastIndexOf(":");
+    return {
+      registry: name.slice(0, slash),
+      repository: name.slice(slash + 1, colon),
+      tag: name.slice(colon + 1),
+      pullPolicy: "Never",
+    };
   };
   values = {};
   for (const s of services) values[s] = { image: image(s) };
@@ -230,8 +238,16 @@ test("helm installs the umbrella into a restricted namespace; every service is R
     kind: "Namespace",
     metadata: { name: SYSTEM, labels: restricted },
   });
+  // the values schema refuses a wrong type before anything is installed
+  assert.throws(
+    () => helm(["install", ...umbrella(), "--set", "git-resolver.replicas=two"]),
+    /replicas: Invalid type\. Expected: integer, given: string/,
+  );
   const t0 = Date.now();
-  helm(["install", ...umbrella(), "--wait", "--timeout", "5m"]);
+  const installed = helm(["install", ...umbrella(), "--wait", "--timeout", "5m"]);
+  // NOTES.txt: what was installed and how to check it
+  assert.match(installed, new RegExp(`helm test ${RELEASE} -n ${SYSTEM}`));
+  assert.match(installed, /quarry-git-resolver {2}quarry\.local\/git-resolver:local/);
   await waitDeploymentsAvailable(scn.admin, SYSTEM);
   console.log(`helm install to every Deployment available: ${Date.now() - t0} ms`);
   for (const s of services) {
@@ -248,6 +264,20 @@ test("helm installs the umbrella into a restricted namespace; every service is R
   }
   const ns = await scn.admin.get<KubeObject>(kinds.Namespace!, undefined, SYSTEM);
   assert.equal(ns.metadata.labels?.["pod-security.kubernetes.io/enforce"], "restricted");
+});
+
+test("helm test resolves one request end to end (the chart's test hook) and cleans up after itself", async () => {
+  const scn = scenario();
+  const out = helm(["test", RELEASE, "--namespace", SYSTEM, "--timeout", "3m"]);
+  assert.match(out, /TEST SUITE:\s+quarry-helm-test[\s\S]*Phase:\s+Succeeded/);
+  // the passed hook's objects are deleted (helm.sh/hook-delete-policy: hook-succeeded)
+  await waitUntil(
+    "the helm test pod gone",
+    async () =>
+      (await scn.admin.list<Pod>(kinds.Pod!, SYSTEM, { labelSelector: "app.kubernetes.io/name=helm-test" }))
+        .items.length === 0,
+    { timeoutMs: 60_000 },
+  );
 });
 
 test("git, bundle, cluster, http and hub requests resolve through the in-cluster fleet", async () => {
@@ -294,6 +324,20 @@ test("deleting quarry-git-resolver switches git off with a clear message; bundle
   assert.equal(cond?.message, `no resolver for type git answered within ${GLOBAL_TIMEOUT}`);
   assertResolved(b);
   assertResolved(c);
+  // counted where the QuarryResolutionTimeouts alert reads it
+  const [lifecycle] = await servicePods(scn.admin, SYSTEM, "lifecycle-controller");
+  const timedOut = sumMetric(
+    await podGet(lifecycle!, "/metrics"),
+    "quarry_resolution_requests_timed_out_total",
+    {
+      type: "git",
+      reason: "NoResolver",
+    },
+  );
+  assert.ok(
+    timedOut >= 1,
+    `quarry_resolution_requests_timed_out_total{type="git",reason="NoResolver"} = ${timedOut}`,
+  );
 });
 
 test("deleting quarry-http-resolver switches http off; bundles and cluster keep resolving", async () => {

@@ -2,6 +2,7 @@
 // apply with dryRun=All: schemas, CRD validity, RBAC objects, the admission chain (Pod Security
 // "restricted" on the pods) run; nothing is stored. The ServiceMonitor and PrometheusRule are
 // left out: the test apiserver serves no Prometheus Operator API (charts.test.ts covers them).
+// The `helm test` hook (ServiceAccount, Role, RoleBinding, Pod) is sent as well.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type Manifest, template } from "@quarry/harness/helm";
@@ -54,6 +55,27 @@ async function dryRunApply(m: Manifest): Promise<void> {
 
 type PodOwner = { template: { spec: { serviceAccountName: string } } };
 
+/**
+ * Dry-runs every object in order. The `helm test` Pod's ServiceAccount is created for real first:
+ * the ServiceAccount admission plugin refuses a pod whose ServiceAccount is missing, even dry-run.
+ */
+async function dryRunAll(docs: Manifest[]): Promise<void> {
+  const scn = scenario();
+  for (const m of docs) {
+    if (m.kind === "Pod") {
+      const name = (m.spec as { serviceAccountName: string }).serviceAccountName;
+      const sa = docs.find((d) => d.kind === "ServiceAccount" && d.metadata.name === name);
+      assert.ok(sa, `${m.metadata.name}: its ServiceAccount ${name} is rendered`);
+      await scn.admin
+        .request("POST", `/api/v1/namespaces/${scn.namespace}/serviceaccounts`, { body: sa })
+        .catch((err: unknown) => {
+          if (!isApiError(err, 409)) throw err;
+        });
+    }
+    await dryRunApply(m);
+  }
+}
+
 const everythingOn = [
   "--set=crds.enabled=true",
   // its Service, Secret, RBAC and NetworkPolicy
@@ -78,7 +100,7 @@ test("every rendered object is accepted by the apiserver (server-side apply, dry
   const scn = scenario();
   const docs = template("quarry", everythingOn, scn.namespace);
   assert.ok(docs.length > 60, `${docs.length} objects`);
-  for (const m of docs) await dryRunApply(m);
+  await dryRunAll(docs);
 });
 
 test("the default render (deploy/) is accepted too, and its pods pass Pod Security 'restricted'", async () => {
@@ -88,7 +110,9 @@ test("the default render (deploy/) is accepted too, and its pods pass Pod Securi
     contentType: "application/merge-patch+json",
   });
   const docs = template("quarry", [], scn.namespace);
-  for (const m of docs) await dryRunApply(m);
+  // the `helm test` hook's pod too: it meets Pod Security restricted like the services'
+  assert.ok(docs.some((d) => d.kind === "Pod" && d.metadata.annotations?.["helm.sh/hook"] === "test"));
+  await dryRunAll(docs);
   // PodSecurity enforces on pods, not Deployments: dry-run a pod of each Deployment's template
   const deployments = docs.filter((d) => d.kind === "Deployment");
   assert.equal(deployments.length, 8);

@@ -17,6 +17,7 @@ spec:
   template:
     metadata:
       labels: {{- include "quarry-lib.labels" . | nindent 8 }}
+        {{- with .Values.podLabels }}{{ toYaml . | nindent 8 }}{{ end }}
       annotations:
         {{- /* a changed config rolls nothing (the services watch their ConfigMap live); only
                values that become env need a new pod, and those change the template anyway */}}
@@ -25,15 +26,18 @@ spec:
       serviceAccountName: {{ $rbac.serviceAccountName }}
       # above the runtime's 25 s SIGTERM budget (QUARRY_SHUTDOWN_TIMEOUT_MS), so Leases get released
       terminationGracePeriodSeconds: 30
-      securityContext:
-        runAsNonRoot: true
-        runAsUser: 65532
-        runAsGroup: 65532
-        fsGroup: 65532
-        seccompProfile: {type: RuntimeDefault}
+      {{- with .Values.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      {{- with include "quarry-lib.imagePullSecrets" (dict "global" .Values.global "own" .Values.imagePullSecrets) }}{{ . | nindent 6 }}{{ end }}
+      {{- /* values podSecurityContext / securityContext: a key set to null (--set podSecurityContext.runAsUser=null)
+             is left out, e.g. the fixed uid/gid where the platform assigns its own (OpenShift) */}}
+      {{- with .Values.podSecurityContext }}
+      securityContext: {{- toYaml . | nindent 8 }}
+      {{- end }}
       containers:
         - name: {{ .Values.service }}
-          image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+          image: {{ include "quarry-lib.imageRef" (dict "image" .Values.image "global" .Values.global "appVersion" .Chart.AppVersion) | quote }}
           imagePullPolicy: {{ .Values.image.pullPolicy }}
           ports:
             - {name: metrics, containerPort: 8080, protocol: TCP}
@@ -87,13 +91,9 @@ spec:
           {{- with .Values.resources }}
           resources: {{- toYaml . | nindent 12 }}
           {{- end }}
-          securityContext:
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            runAsNonRoot: true
-            runAsUser: 65532
-            capabilities: {drop: [ALL]}
-            seccompProfile: {type: RuntimeDefault}
+          {{- with .Values.securityContext }}
+          securityContext: {{- toYaml . | nindent 12 }}
+          {{- end }}
           volumeMounts:
             # the root filesystem is read-only; caches and git's temp files go here
             - {name: tmp, mountPath: /tmp}
@@ -110,6 +110,13 @@ spec:
       {{- end }}
       {{- with .Values.affinity }}
       affinity: {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.topologySpreadConstraints }}
+      {{- /* a constraint without labelSelector spreads this service's pods (argo-cd's convention) */}}
+      {{- $own := dict "labelSelector" (dict "matchLabels" (include "quarry-lib.selectorLabels" $ | fromYaml)) }}
+      {{- $constraints := list }}
+      {{- range . }}{{ $constraints = append $constraints (ternary . (merge (deepCopy $own) .) (hasKey . "labelSelector")) }}{{ end }}
+      topologySpreadConstraints: {{- toYaml $constraints | nindent 8 }}
       {{- end }}
 {{- end -}}
 

@@ -60,3 +60,40 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ include "quarry-lib.monitoring" . }}
 {{ include "quarry-lib.availability" . }}
 {{- end -}}
+
+{{/* The image reference: (registry/)repository, then @digest when image.digest is set (the tag is
+     then not written: the digest alone names the image), else :tag. registry: image.registry, else
+     global.image.registry ("" = no registry part); tag: image.tag, else global.image.tag, else the
+     chart's appVersion. Takes dict "image" "global" "appVersion" so the umbrella's test hook can
+     name a service's image from outside that service's chart. */}}
+{{- define "quarry-lib.imageRef" -}}
+{{- $image := .image -}}
+{{- $global := default dict (default dict .global).image -}}
+{{- $registry := $image.registry | default $global.registry | default "" -}}
+{{- $name := ternary (printf "%s/%s" $registry $image.repository) $image.repository (ne $registry "") -}}
+{{- if $image.digest -}}
+{{- if not (regexMatch "^sha256:[0-9a-f]{64}$" $image.digest) }}{{ fail (printf "image.digest must be sha256:<64 hex digits>, got %q" $image.digest) }}{{ end -}}
+{{- printf "%s@%s" $name $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $name ($image.tag | default $global.tag | default .appVersion | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* imagePullSecrets: global.imagePullSecrets, then the service's own (each {name: …} or a bare name). */}}
+{{- define "quarry-lib.imagePullSecrets" -}}
+{{- $secrets := list -}}
+{{- range concat ((default dict .global).imagePullSecrets | default list) (.own | default list) -}}
+{{- $entry := ternary (dict "name" .) . (kindIs "string" .) -}}
+{{- if not (has $entry $secrets) }}{{ $secrets = append $secrets $entry }}{{ end -}}
+{{- end -}}
+{{- with $secrets -}}
+imagePullSecrets: {{- toYaml . | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{/* An alert's runbook: global.monitoring.runbookBaseUrl plus the alert's name, lower-cased
+     (docs/troubleshooting.md has one section per alert). Takes dict "root" . "alert" NAME. */}}
+{{- define "quarry-lib.runbookUrl" -}}
+{{- $monitoring := default dict (default dict .root.Values.global).monitoring -}}
+{{- printf "%s%s" ($monitoring.runbookBaseUrl | default "https://github.com/quarry-dev/quarry/blob/main/docs/troubleshooting.md#") (lower .alert) -}}
+{{- end -}}

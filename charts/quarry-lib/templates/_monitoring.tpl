@@ -13,9 +13,12 @@ spec:
 {{- end -}}
 
 {{/* Only when the Prometheus Operator's CRDs are served: an enabled ServiceMonitor on a cluster
-     without them would fail the whole install. */}}
+     without them would fail the whole install. global.monitoring.skipCapabilitiesCheck renders them
+     without asking (GitOps tools and `helm template` render offline, where nothing is served). */}}
 {{- define "quarry-lib.monitoring" -}}
-{{- if and .Values.serviceMonitor.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor") }}
+{{- $skipCheck := (default dict (default dict .Values.global).monitoring).skipCapabilitiesCheck }}
+{{- $job := printf "%s-metrics" (include "quarry-lib.name" .) }}
+{{- if and .Values.serviceMonitor.enabled (or $skipCheck (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor")) }}
 ---
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
@@ -29,7 +32,7 @@ spec:
   endpoints:
     - {port: metrics, path: /metrics, interval: {{ .Values.serviceMonitor.interval }}}
 {{- end }}
-{{- if and .Values.prometheusRule.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PrometheusRule") }}
+{{- if and .Values.prometheusRule.enabled (or $skipCheck (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PrometheusRule")) }}
 ---
 apiVersion: monitoring.coreos.com/v1
 kind: PrometheusRule
@@ -43,11 +46,25 @@ spec:
       rules:
         # a bucket nobody leads: its keys are reconciled by no replica (docs/decisions.md, HA by buckets)
         - alert: QuarryBucketUnowned
-          expr: sum(quarry_buckets_held{job="{{ include "quarry-lib.name" . }}-metrics"}) < max(quarry_buckets_total{job="{{ include "quarry-lib.name" . }}-metrics"})
+          expr: sum(quarry_buckets_held{job="{{ $job }}"}) < max(quarry_buckets_total{job="{{ $job }}"})
           for: 5m
           labels: {severity: warning}
           annotations:
             summary: "{{ .Values.service }}: some leader-election bucket has no leader"
+            runbook_url: {{ include "quarry-lib.runbookUrl" (dict "root" . "alert" "QuarryBucketUnowned") | quote }}
+        {{- /* the lifecycle controller's: requests it ended because no resolver finished them in time */}}
+        {{- with .Values.prometheusRule.resolutionTimeouts }}
+        {{- if .enabled }}
+        # requests the lifecycle controller timed out, by type: a resolver down, stuck or too slow for the deadline
+        - alert: QuarryResolutionTimeouts
+          expr: sum by (type) (increase(quarry_resolution_requests_timed_out_total{job="{{ $job }}"}[{{ .window }}])) > {{ .threshold }}
+          for: {{ .for }}
+          labels: {severity: {{ .severity }}}
+          annotations:
+            summary: {{ printf "ResolutionRequests of type {{ $labels.type }} timed out: more than %v in %s" .threshold .window | quote }}
+            runbook_url: {{ include "quarry-lib.runbookUrl" (dict "root" $ "alert" "QuarryResolutionTimeouts") | quote }}
+        {{- end }}
+        {{- end }}
         {{- with .Values.prometheusRule.extraRules }}{{ toYaml . | nindent 8 }}{{ end }}
 {{- end }}
 {{- end -}}

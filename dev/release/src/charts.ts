@@ -146,6 +146,8 @@ export async function renderRelease(charts: string, file: string, tektonCrds: bo
       NAMESPACE,
       "--set",
       `crds.tektonPipelinesInstalled=${!tektonCrds}`,
+      // helm test's hook belongs to `helm test`, not to an install from a manifest
+      "--skip-tests",
     ],
     { maxBuffer: 64 << 20 },
   );

@@ -3,6 +3,7 @@ import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
 import { dropRequestData, ServiceRuntime } from "@quarry/kube";
 import { CONFIG_MAP_NAME, defaultLifecycleConfig, parseLifecycleConfig } from "./config.ts";
+import { timedOutCounter } from "./metrics.ts";
 import { LifecycleReconciler } from "./reconciler.ts";
 import { webhookSettingsFromEnv } from "./webhook/config.ts";
 import { runConversionWebhook } from "./webhook/run.ts";
@@ -18,6 +19,7 @@ const controller = runtime.controller(
     config: () => config.current(),
     recorder: runtime.recorder,
     log: runtime.log.child({ controller: "lifecycle" }),
+    timedOut: timedOutCounter(runtime.metrics.meter),
   }),
 );
 // New requests wait in the slow lane: under a burst, completing requests whose data has landed

@@ -117,6 +117,8 @@ interface Row {
   wantActions: FakeAction[];
   wantEvents?: RecordedEvent[];
   wantRequeueMs?: number;
+  /** What quarry_resolution_requests_timed_out_total was counted with ([type, reason] each). */
+  wantTimedOut?: [string, string][];
 }
 
 const rows: Row[] = [
@@ -174,6 +176,7 @@ const rows: Row[] = [
         message: "no resolver for type git answered within 1m0s",
       },
     ],
+    wantTimedOut: [["git", "NoResolver"]],
   },
   {
     name: "a resolver stamped the request: the timeout message says it took too long",
@@ -201,6 +204,7 @@ const rows: Row[] = [
         message: "resolution took longer than global timeout of 1m0s",
       },
     ],
+    wantTimedOut: [["git", "TimedOut"]],
   },
   {
     name: "no resolver label: failed at once with a Warning Event, no requeue",
@@ -333,6 +337,7 @@ for (const row of rows) {
     if (row.cacheOnly) cached.push(row.cacheOnly);
     row.arrange?.(client);
     const recorder = new FakeEventRecorder();
+    const timedOut: [string, string][] = [];
     const reconciler = new LifecycleReconciler({
       client,
       requests: new MapLister(cached),
@@ -340,6 +345,7 @@ for (const row of rows) {
       recorder,
       log,
       now: () => T0 + row.elapsedMs,
+      timedOut: (type, reason) => timedOut.push([type, reason]),
     });
 
     const outcome = await reconciler.reconcile("ns/r");
@@ -347,5 +353,6 @@ for (const row of rows) {
     assert.deepEqual(client.actions, row.wantActions);
     assert.deepEqual(recorder.events, row.wantEvents ?? []);
     assert.equal(outcome?.requeueAfterMs, row.wantRequeueMs);
+    assert.deepEqual(timedOut, row.wantTimedOut ?? [], "requests counted as timed out");
   });
 }

@@ -3,11 +3,13 @@
 // the decision is recomputed from the latest object, so a resolver's write
 // that raced ours is never overwritten.
 import {
+  ANNOTATION_REASON,
   ANNOTATION_TRACEPARENT,
   type HasConditions,
   isDone,
   LABEL_RESOLVER_TYPE,
   type OwnerReference,
+  REASON_RESOLUTION_TIMED_OUT,
   type ResolutionRequest,
   resolutionRequests,
 } from "@quarry/api";
@@ -35,6 +37,8 @@ export interface LifecycleDeps {
   recorder: EventRecorder;
   log: Logger;
   now?: () => number;
+  /** Counts a request this controller timed out (metrics.ts), by type and Quarry's reason. */
+  timedOut?: (type: string, reason: string) => void;
 }
 
 export class LifecycleReconciler implements Reconciler {
@@ -92,6 +96,11 @@ export class LifecycleReconciler implements Reconciler {
       });
       if (outcome.event)
         recorder.record(written, outcome.event.type, outcome.event.reason, outcome.event.message);
+      if (outcome.event?.reason === REASON_RESOLUTION_TIMED_OUT)
+        this.deps.timedOut?.(
+          written.metadata.labels?.[LABEL_RESOLVER_TYPE] ?? "",
+          written.status?.annotations?.[ANNOTATION_REASON] ?? "",
+        );
     }
     return outcome.requeueAfterMs !== undefined ? { requeueAfterMs: outcome.requeueAfterMs } : undefined;
   }
