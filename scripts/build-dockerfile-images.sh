@@ -12,6 +12,7 @@
 #   entrypoint), read-only root and /tmp a tmpfs as the charts mount it, no capabilities.
 # Built images stay in buildah's store ($QUARRY_CACHE/buildah) as localhost/quarry/<service>:dev;
 # QUARRY_IMAGE_OCI_DIR=<dir> also pushes each to <dir>/<service> as an OCI layout.
+# QUARRY_IMAGE_VERSION labels the images with another version than the VERSION file's (a release).
 # Needs root (debootstrap, buildah's chroot isolation, runc).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -183,7 +184,8 @@ for s in "${services[@]}"; do
   # the build context's ignore file as BuildKit finds it (<Dockerfile>.dockerignore)
   bh bud --quiet --isolation chroot --network host --pull=never \
     -f images/Dockerfile --ignorefile images/Dockerfile.dockerignore \
-    "${build_args[@]}" --build-arg SERVICE="$s" --build-arg NODE_IMAGE="$node_image" -t "$image" . >"$state/build-$s.log" 2>&1 ||
+    "${build_args[@]}" --build-arg SERVICE="$s" --build-arg NODE_IMAGE="$node_image" \
+    --build-arg VERSION="${QUARRY_IMAGE_VERSION:-$(cat VERSION)}" -t "$image" . >"$state/build-$s.log" 2>&1 ||
     { tail -40 "$state/build-$s.log" >&2; echo "[images] $s: build failed (log: $state/build-$s.log)" >&2; exit 1; }
   built=$(secs "$t0" "$(now)")
   # the intermediate build stage and dangling layers are not kept: vfs copies every layer whole

@@ -106,7 +106,10 @@ test("the release script pushes every image by digest and every chart, and write
   for (const version of VERSIONS) {
     const out = join(work, version);
     const t0 = Date.now();
-    releases[version] = await release({ registry: registry.host, version, out, plainHttp: true }, () => {});
+    releases[version] = await release(
+      { registry: registry.host, version, out, plainHttp: true, dockerfile: false },
+      () => {},
+    );
     console.log(`release ${version}: ${Date.now() - t0} ms`);
     const rel = releases[version]!;
     assert.deepEqual(rel.images.map((i) => i.service).sort(), [...services].sort());

@@ -98,6 +98,7 @@ async function sourceHashes(service: string): Promise<string[]> {
     "package.json",
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
+    "VERSION",
   ];
   return files
     .filter((f) => existsSync(join(repo, f)))
@@ -118,21 +119,18 @@ export function imageLabels(service: string, version: string): Record<string, st
 }
 
 /**
- * Builds (or finds cached) the image of services/<service>, labelled with `version` (default: the
- * VERSION file's; a release of the same tree under another number gets another image).
+ * Builds (or finds cached) the image of services/<service>, labelled with the VERSION file's
+ * version (a release under another number relabels it: dev/release/src/relabel.ts).
  */
-export async function buildServiceImage(
-  service: string,
-  opts: { version?: string } = {},
-): Promise<ServiceImage> {
-  const version = opts.version ?? repoVersion();
+export async function buildServiceImage(service: string): Promise<ServiceImage> {
+  const version = repoVersion();
   if (!existsSync(join(repo, "services", service, "src", "main.ts")))
     throw new Error(`no service ${service}`);
   const node = process.execPath;
   const extra = EXTRA_BINARIES[service] ?? { files: [], links: {} };
   const libs = [...new Set((await Promise.all([node, ...extra.files].map(sharedLibraries))).flat())].sort();
   const system = [node, ...extra.files, ...libs, CA_BUNDLE].map((f) => `${f} ${sha256(readFileSync(f))}`);
-  const key = sha256([RECIPE, service, version, ...system, ...(await sourceHashes(service))].join("\n"));
+  const key = sha256([RECIPE, service, ...system, ...(await sourceHashes(service))].join("\n"));
   const dir = join(process.env.QUARRY_CACHE ?? join(homedir(), ".cache", "quarry"), "images");
   const tar = join(dir, `${service}-${key.slice(0, 16)}.tar`);
   const sizesFile = `${tar}.sizes.json`;

@@ -8,13 +8,18 @@ test("the registry, and the version from VERSION unless given", () => {
     version: "0.1.0",
     out: "dist/release/0.1.0",
     plainHttp: false,
+    dockerfile: false,
   });
-  const a = parseReleaseArgs(["ghcr.io/acme", "1.2.3-rc.1", "--plain-http", "--out", "/tmp/r"], "0.1.0");
+  const a = parseReleaseArgs(
+    ["ghcr.io/acme", "1.2.3-rc.1", "--plain-http", "--out", "/tmp/r", "--dockerfile"],
+    "0.1.0",
+  );
   assert.deepEqual(a, {
     registry: "ghcr.io/acme",
     version: "1.2.3-rc.1",
     out: "/tmp/r",
     plainHttp: true,
+    dockerfile: true,
   });
 });
 

@@ -1,4 +1,4 @@
-// scripts/release.sh REGISTRY [VERSION] [--out DIR] [--plain-http]: what to release
+// scripts/release.sh REGISTRY [VERSION] [--out DIR] [--plain-http] [--dockerfile]: what to release
 // and where. The version defaults to the repository's VERSION file.
 
 export interface ReleaseArgs {
@@ -9,9 +9,14 @@ export interface ReleaseArgs {
   out: string;
   /** Talk plain HTTP to the registry (a local test registry). */
   plainHttp: boolean;
+  /**
+   * Build the images from images/Dockerfile with buildah (scripts/build-dockerfile-images.sh; root,
+   * minutes per image) instead of dev/image-builder's equivalent tree.
+   */
+  dockerfile: boolean;
 }
 
-export const USAGE = "usage: scripts/release.sh REGISTRY [VERSION] [--out DIR] [--plain-http]";
+export const USAGE = "usage: scripts/release.sh REGISTRY [VERSION] [--out DIR] [--plain-http] [--dockerfile]";
 
 const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 const REGISTRY = /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)*$/;
@@ -20,6 +25,7 @@ export function parseReleaseArgs(argv: readonly string[], defaultVersion: string
   const positional: string[] = [];
   let out: string | undefined;
   let plainHttp = false;
+  let dockerfile = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -29,6 +35,7 @@ export function parseReleaseArgs(argv: readonly string[], defaultVersion: string
     };
     if (a === "--out") out = value();
     else if (a === "--plain-http") plainHttp = true;
+    else if (a === "--dockerfile") dockerfile = true;
     else if (a.startsWith("--")) throw new Error(`unknown flag ${a}\n${USAGE}`);
     else positional.push(a);
   }
@@ -37,5 +44,5 @@ export function parseReleaseArgs(argv: readonly string[], defaultVersion: string
   if (!REGISTRY.test(registry))
     throw new Error(`registry "${registry}" is not host[:port][/path] (no scheme, lower case)`);
   if (!SEMVER.test(version)) throw new Error(`version "${version}" is not a semantic version (e.g. 1.2.3)`);
-  return { registry, version, out: out ?? `dist/release/${version}`, plainHttp };
+  return { registry, version, out: out ?? `dist/release/${version}`, plainHttp, dockerfile };
 }

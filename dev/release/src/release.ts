@@ -7,7 +7,7 @@ import { repoRoot } from "@quarry/harness/helm";
 import type { ReleaseArgs } from "./args.ts";
 import { copyCharts, pushCharts, type ReleasedChart, renderRelease, stampCharts } from "./charts.ts";
 import { CHECKSUMS_FILE, checksums } from "./checksums.ts";
-import { type ReleasedImage, releaseImage } from "./images.ts";
+import { buildDockerfileImages, type ReleasedImage, releaseImage } from "./images.ts";
 
 export interface Release {
   version: string;
@@ -26,14 +26,17 @@ export async function release(args: ReleaseArgs, log: (line: string) => void): P
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const images: ReleasedImage[] = [];
-  // one at a time: each build runs pnpm deploy and gzips ~250 MB
-  for (const service of releasedServices()) {
-    const image = await releaseImage(service, { ...args, sbomDir: join(out, "sbom") });
-    log(`image ${image.repository}@${image.digest}`);
-    images.push(image);
-  }
-  const work = mkdtempSync(join(tmpdir(), "quarry-release-charts-"));
+  const work = mkdtempSync(join(tmpdir(), "quarry-release-"));
   try {
+    const layouts = join(work, "layouts");
+    if (args.dockerfile) await buildDockerfileImages(releasedServices(), args.version, layouts);
+    // one at a time: each build runs pnpm deploy and gzips ~250 MB
+    for (const service of releasedServices()) {
+      const layout = args.dockerfile ? join(layouts, service) : undefined;
+      const image = await releaseImage(service, { ...args, sbomDir: join(out, "sbom"), layout });
+      log(`image ${image.repository}@${image.digest}`);
+      images.push(image);
+    }
     const charts = copyCharts(work);
     stampCharts(charts, { version: args.version, registry: args.registry, images });
     const pushed = await pushCharts(charts, { ...args, out: join(out, "charts") });
