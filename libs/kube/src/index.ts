@@ -73,10 +73,12 @@ export {
   Informer,
   type InformerHandlers,
   type InformerOptions,
+  type KeyFilter,
   objectKey,
   splitKey,
 } from "./informers/informer.ts";
 export { type Lister, MapLister } from "./informers/lister.ts";
+export { type PeekedEvent, peekWatchEvent } from "./informers/peek-event.ts";
 export {
   DATA_OMITTED,
   dropApplyMetadata,

@@ -22,7 +22,7 @@ import { BucketOwnership } from "./ha/bucket-ownership.ts";
 import type { BucketSet, BucketStatus } from "./ha/bucket-set.ts";
 import { type LeaderElectionSettings, leaderElectionFromEnv } from "./ha/leader-settings.ts";
 import { InformerFactory, type InformerRequest } from "./informers/factory.ts";
-import type { Informer } from "./informers/informer.ts";
+import type { Informer, KeyFilter } from "./informers/informer.ts";
 import { dropManagedFields } from "./informers/transforms.ts";
 import { Controller, type Reconciler } from "./queue/controller.ts";
 import { workQueueMetrics } from "./queue/queue-metrics.ts";
@@ -77,6 +77,13 @@ export class ServiceRuntime {
   private readonly informerFactory: InformerFactory;
   /** What readiness waits for and run() starts: the factory's informers and the live configs', each once. */
   private readonly informers: Informer<KubeObject>[] = [];
+  /** The informers asked for `bucketed`: they hold only the keys of the buckets admitted here. */
+  private readonly bucketedInformers: Informer<KubeObject>[] = [];
+  /** One function, so every bucketed reader of a resource shares one informer. */
+  private readonly admits: KeyFilter = {
+    admits: (key) => this.ownership.admits(key),
+    admitsAll: () => this.ownership.admitsAll(),
+  };
   private readonly stopController = new AbortController();
   /** Aborted when shutdown starts: long operations (fetches) stop so the drain stays short. */
   readonly stopping: AbortSignal = this.stopController.signal;
@@ -105,7 +112,9 @@ export class ServiceRuntime {
       log: this.log,
       meter: this.metrics.meter,
       drainBudgetMs: settings.shutdownTimeoutMs,
-      caches: () => this.informers,
+      // a filtered cache's gained keys reach its handlers as adds when it refills: no replay
+      caches: () => this.informers.filter((i) => !this.bucketedInformers.includes(i)),
+      filtered: () => this.bucketedInformers,
       controllers: () => this.controllers,
     });
     this.buckets = this.ownership.buckets;
@@ -135,18 +144,33 @@ export class ServiceRuntime {
   /**
    * The informer of `rt` in the watched namespaces (or `opts.namespace`), shared with every other
    * reader here that asks for the same resource, namespaces, selectors and transform.
+   * `bucketed`: the objects' keys are the keys this service's controllers reconcile (a resolver's
+   * requests), so under HA by buckets the cache holds only the buckets admitted here and skips
+   * other keys' events unparsed. Without leader election it holds every key.
    */
-  informer<T extends KubeObject>(rt: ResourceType, opts: InformerRequest<T> = {}): Informer<T> {
+  informer<T extends KubeObject>(
+    rt: ResourceType,
+    opts: Omit<InformerRequest<T>, "admit"> & { bucketed?: boolean } = {},
+  ): Informer<T> {
+    const { bucketed, ...request } = opts;
+    const filtered = bucketed === true && this.buckets !== undefined;
     const inf = this.informerFactory.informer<T>(rt, {
       namespace: this.settings.watchNamespace,
       watchdogMs: this.settings.watchdogMs,
       // no cache keeps managedFields unless its controller asks (it is most of an object's bytes)
       transform: dropManagedFields,
-      ...opts,
+      ...request,
+      ...(filtered && { admit: this.admits }),
     });
     const shared = inf as unknown as Informer<KubeObject>;
     if (!this.informers.includes(shared)) this.informers.push(shared);
+    if (filtered && !this.bucketedInformers.includes(shared)) this.bucketedInformers.push(shared);
     return inf;
+  }
+
+  /** Resolves once every bucket this replica holds is admitted (tests). */
+  bucketsSettled(): Promise<void> {
+    return this.ownership.settled();
   }
 
   liveConfig<T>(

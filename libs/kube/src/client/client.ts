@@ -100,13 +100,16 @@ export interface KubeClient {
   delete(rt: ResourceType, namespace: string | undefined, name: string, body?: unknown): Promise<void>;
   /**
    * One watch request. It ends when the server closes the stream or the
-   * signal aborts; errors (including HTTP 410) are thrown.
+   * signal aborts; errors (including HTTP 410) are thrown. `skipLine` sees each raw event line
+   * first: a line it returns true for is never parsed (a client that has no raw lines ignores it;
+   * the informer checks the parsed event again).
    */
   watch<T>(
     rt: ResourceType,
     namespace: string | undefined,
     opts: WatchOptions,
     signal: AbortSignal,
+    skipLine?: (line: string) => boolean,
   ): AsyncGenerator<WatchEvent<T>>;
 }
 
@@ -278,6 +281,7 @@ export class RestKubeClient implements KubeClient {
     namespace: string | undefined,
     opts: WatchOptions,
     signal: AbortSignal,
+    skipLine?: (line: string) => boolean,
   ): AsyncGenerator<WatchEvent<T>> {
     const res = await this.send("GET", resourcePath(rt, namespace), {
       query: { ...opts, watch: true },
@@ -291,7 +295,7 @@ export class RestKubeClient implements KubeClient {
       while (nl >= 0) {
         const line = buffered.slice(0, nl).trim();
         buffered = buffered.slice(nl + 1);
-        if (line) yield JSON.parse(line) as WatchEvent<T>;
+        if (line && !skipLine?.(line)) yield JSON.parse(line) as WatchEvent<T>;
         nl = buffered.indexOf("\n");
       }
     }

@@ -13,6 +13,9 @@
 // share; an inline arrow function is a new function every time and never
 // shares.
 //
+// The admit filter (HA by buckets: which keys the cache holds) is part of the
+// key the same way: a reader of every key cannot share a cache that skips some.
+//
 // The other options (resync period, watchdog, watch timeout, page size,
 // stopOn) change how the one watch runs, not what it holds. A reader asking
 // for other values than the informer was made with is refused with an error
@@ -33,6 +36,8 @@ type Scope = Pick<InformerRequest, "namespace" | "labelSelector" | "fieldSelecto
 interface Shared {
   /** Compared by identity: the same function is the same transform. */
   transform: unknown;
+  /** Compared by identity, like the transform. */
+  admit: unknown;
   run: RunOptions;
   informer: Informer<KubeObject>;
 }
@@ -53,7 +58,7 @@ export class InformerFactory {
   informer<T extends KubeObject>(rt: ResourceType, request: InformerRequest<T> = {}): Informer<T> {
     const key = sharingKey(rt, request);
     const entries = this.shared.get(key) ?? [];
-    const found = entries.find((e) => e.transform === request.transform);
+    const found = entries.find((e) => e.transform === request.transform && e.admit === request.admit);
     if (found) {
       checkRunOptions(key, found.run, request);
       return found.informer as unknown as Informer<T>;
@@ -63,7 +68,7 @@ export class InformerFactory {
       log: this.log.child({ informer: rt.plural }),
     });
     const shared = informer as unknown as Informer<KubeObject>;
-    entries.push({ transform: request.transform, run: request, informer: shared });
+    entries.push({ transform: request.transform, admit: request.admit, run: request, informer: shared });
     this.shared.set(key, entries);
     this.made.push(shared);
     return informer;

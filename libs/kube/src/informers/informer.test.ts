@@ -255,3 +255,65 @@ test("a transform is applied before caching and before handlers, to listed and w
   for (const obj of [...handed, ...informer.list()])
     assert.equal("managedFields" in obj.metadata, false, `${obj.metadata.name} still has managedFields`);
 });
+
+test("admit: other keys' events are skipped unparsed (their resourceVersion kept), refill lists newly admitted keys in, evict drops keys silently", async () => {
+  const admitted = new Set(["ns/a"]);
+  const seenRv: string[] = [];
+  let world = [cm("a", "1"), cm("b", "1")];
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: world, rv: String(10 + api.lists) }),
+    onWatch: (res, n, q) => {
+      seenRv.push(q.get("resourceVersion") ?? "");
+      if (n === 1) {
+        res.write(`${JSON.stringify({ type: "MODIFIED", object: cm("b", "20") })}\n`);
+        res.write(`${JSON.stringify({ type: "MODIFIED", object: cm("a", "21") })}\n`);
+        res.write(`${JSON.stringify({ type: "MODIFIED", object: cm("b", "22") })}\n`);
+        res.end(); // the watch times out: the next one starts from the last skipped event's version
+      }
+    },
+  };
+  const client = await fakeApiserver(api);
+  const informer = new Informer<KubeObject>(client, configMaps, {
+    log,
+    namespace: "ns",
+    resyncMs: 0,
+    admit: { admits: (key) => admitted.has(key), admitsAll: () => false },
+  });
+  const seen: string[] = [];
+  informer.on({
+    onAdd: (o) => seen.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
+    onUpdate: (_o, o) => seen.push(`update ${o.metadata.name}@${o.metadata.resourceVersion}`),
+    onDelete: (o) => seen.push(`delete ${o.metadata.name}`),
+  });
+  informer.start();
+  await until(() => seenRv.length >= 2);
+  assert.deepEqual(seen, ["add a@1", "update a@21"]);
+  assert.equal(seenRv[1], "22", "resumed after the skipped event");
+  assert.equal(informer.status().skipped, 2);
+  assert.deepEqual(
+    informer.list().map((o) => o.metadata.name),
+    ["a"],
+  );
+
+  // b's bucket is admitted: a refill lists it in
+  admitted.add("ns/b");
+  world = [cm("a", "21"), cm("b", "22")];
+  await informer.refill();
+  assert.deepEqual(seen.slice(2), ["add b@22"]);
+
+  // a leaves (its bucket lost): evicted without a delete; gone from the next list, not deleted either
+  admitted.delete("ns/a");
+  assert.equal(
+    informer.evict((k) => k === "ns/a"),
+    1,
+  );
+  world = [cm("b", "22")];
+  await informer.refill();
+  // b really deleted while admitted: a relist that misses it delivers the delete
+  world = [];
+  await informer.refill();
+  await informer.stop();
+  assert.deepEqual(seen.slice(3), ["delete b"]);
+});

@@ -10,6 +10,7 @@ import { ApiError, WatchExpiredError, watchEventError } from "../client/errors.t
 import type { ResourceType } from "../client/resources.ts";
 import { RetryDelay } from "../time/backoff.ts";
 import { Indexer, type IndexFunc } from "./indexer.ts";
+import { peekWatchEvent } from "./peek-event.ts";
 
 export interface InformerHandlers<T> {
   onAdd?(obj: T): void;
@@ -17,6 +18,13 @@ export interface InformerHandlers<T> {
   onDelete?(obj: T): void;
   /** Periodic resync of every cached object; route it to a slow lane. */
   onResync?(obj: T): void;
+}
+
+/** Which keys a cache holds (HA by buckets). */
+export interface KeyFilter {
+  admits(key: string): boolean;
+  /** True while every key is admitted: no event is worth scanning before it is parsed. */
+  admitsAll(): boolean;
 }
 
 export interface InformerOptions<T = KubeObject> {
@@ -44,6 +52,13 @@ export interface InformerOptions<T = KubeObject> {
    * owner can drop the informer and make a new one once access is granted.
    */
   stopOn?: (err: unknown) => boolean;
+  /**
+   * The keys this cache holds (HA by buckets: those of the buckets this replica leads). Events of
+   * other keys are skipped before they are parsed, never cached, never handed to a handler; a
+   * key that stops being admitted leaves with evict(), one that starts with refill(). Undefined:
+   * every key.
+   */
+  admit?: KeyFilter;
 }
 
 export function objectKey(obj: KubeObject): string {
@@ -64,6 +79,10 @@ interface Stream {
   resourceVersion: string;
   retry: RetryDelay;
   listed: boolean;
+  /** Relists asked for (refill) and the last one done: the watch restarts while they differ. */
+  wanted: number;
+  done: number;
+  watch: AbortController | undefined;
 }
 
 export class Informer<T extends KubeObject> {
@@ -77,6 +96,8 @@ export class Informer<T extends KubeObject> {
   private synced = false;
   private syncWaiters: (() => void)[] = [];
   private lastError: string | undefined;
+  private refills: { wanted: Map<Stream, number>; resolve: () => void }[] = [];
+  private skipped = 0;
 
   private readonly client: KubeClient;
   private readonly rt: ResourceType;
@@ -106,6 +127,9 @@ export class Informer<T extends KubeObject> {
       resourceVersion: "",
       retry: new RetryDelay({ baseMs: 200, maxMs: 30_000 }),
       listed: false,
+      wanted: 0,
+      done: 0,
+      watch: undefined,
     }));
     this.loop = Promise.all(this.streams.map((st) => this.run(st))).then(() => undefined);
     const resyncMs = this.opts.resyncMs ?? 10 * 60_000;
@@ -122,10 +146,38 @@ export class Informer<T extends KubeObject> {
     for (const obj of this.cache.values()) for (const h of this.handlers) h.onResync?.(obj);
   }
 
+  /**
+   * Lists again (then watches from the new list) so keys admit() now lets in are cached and
+   * handed to onAdd; resolves once every stream has relisted, or the informer stopped. Keys gone
+   * from the list are handed to onDelete only if still admitted (else they left, not died).
+   */
+  refill(): Promise<void> {
+    if (this.streams.length === 0 || this.stopController.signal.aborted) return Promise.resolve();
+    const wanted = new Map<Stream, number>();
+    for (const st of this.streams) {
+      st.wanted++;
+      wanted.set(st, st.wanted);
+      st.watch?.abort();
+    }
+    return new Promise((resolve) => this.refills.push({ wanted, resolve }));
+  }
+
+  /** Drops the cached objects whose key matches, handing them to no handler (they left this cache's scope). */
+  evict(match: (key: string) => boolean): number {
+    let n = 0;
+    for (const key of [...this.cache.keys()]) {
+      if (!match(key)) continue;
+      this.remove(key);
+      n++;
+    }
+    return n;
+  }
+
   async stop(): Promise<void> {
     this.stopController.abort();
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     await this.loop;
+    for (const r of this.refills.splice(0)) r.resolve();
   }
 
   hasSynced(): boolean {
@@ -137,8 +189,14 @@ export class Informer<T extends KubeObject> {
     return this.loop !== undefined && !this.stopController.signal.aborted;
   }
 
-  status(): { synced: boolean; objects: number; lastError?: string } {
-    return { synced: this.synced, objects: this.cache.size, lastError: this.lastError };
+  /** `skipped`: watch events of keys not admitted, dropped unparsed. */
+  status(): { synced: boolean; objects: number; skipped: number; lastError?: string } {
+    return {
+      synced: this.synced,
+      objects: this.cache.size,
+      skipped: this.skipped,
+      lastError: this.lastError,
+    };
   }
 
   waitForSync(): Promise<void> {
@@ -198,14 +256,19 @@ export class Informer<T extends KubeObject> {
     let needList = true;
     while (!signal.aborted) {
       try {
-        if (needList) {
+        if (needList || stream.done < stream.wanted) {
+          const asked = stream.wanted;
           await this.relist(stream);
           needList = false;
+          stream.done = asked;
+          this.settleRefills();
         }
         await this.watchOnce(stream);
         stream.retry.reset();
       } catch (err) {
         if (signal.aborted) break;
+        // a refill aborted the watch: relist now, no backoff
+        if (stream.done < stream.wanted) continue;
         if (err instanceof WatchExpiredError) {
           this.log.info({ resource: this.rt.plural }, "watch expired (410), relisting");
           needList = true;
@@ -252,11 +315,12 @@ export class Informer<T extends KubeObject> {
         this.stopController.signal,
       );
       for (const listed of page.items) {
+        const key = objectKey(listed);
+        if (!this.admits(key)) continue;
         // list items omit apiVersion/kind; restore them so consumers see whole objects
         listed.apiVersion ??= this.rt.group ? `${this.rt.group}/${this.rt.version}` : this.rt.version;
         listed.kind ??= this.rt.kind;
-        const item = this.transformed(listed);
-        fresh.set(objectKey(item), item);
+        fresh.set(key, this.transformed(listed));
       }
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion ?? "";
@@ -266,7 +330,7 @@ export class Informer<T extends KubeObject> {
       if (stream.namespace !== undefined && old.metadata.namespace !== stream.namespace) continue;
       if (!fresh.has(key)) {
         this.remove(key);
-        for (const h of this.handlers) h.onDelete?.(old);
+        if (this.admits(key)) for (const h of this.handlers) h.onDelete?.(old);
       }
     }
     for (const [key, obj] of fresh) {
@@ -289,6 +353,7 @@ export class Informer<T extends KubeObject> {
     // the watchdog aborts this one watch; stop() aborts everything. AbortSignal.any
     // also covers a stop() that happened before this watch began.
     const watchAbort = new AbortController();
+    stream.watch = watchAbort;
     const signal = AbortSignal.any([this.stopController.signal, watchAbort.signal]);
     const watchdogMs = this.opts.watchdogMs ?? 5 * 60_000;
     let stalled = false;
@@ -314,6 +379,7 @@ export class Informer<T extends KubeObject> {
           fieldSelector: this.opts.fieldSelector,
         },
         signal,
+        this.opts.admit && ((line) => this.skipLine(stream, line)),
       );
       for await (const event of events) {
         feedWatchdog();
@@ -333,6 +399,11 @@ export class Informer<T extends KubeObject> {
     const rv = event.object.metadata?.resourceVersion;
     if (rv) stream.resourceVersion = rv;
     if (event.type === "BOOKMARK") return;
+    if (!this.admits(objectKey(event.object))) {
+      // a client without raw lines (the fake) hands every event over: skipped here instead
+      this.dropUnadmitted(objectKey(event.object));
+      return;
+    }
     const obj = this.transformed(event.object);
     const key = objectKey(obj);
     const old = this.cache.get(key);
@@ -344,6 +415,34 @@ export class Informer<T extends KubeObject> {
     this.store(key, obj);
     if (old) for (const h of this.handlers) h.onUpdate?.(old, obj);
     else for (const h of this.handlers) h.onAdd?.(obj);
+  }
+
+  private admits(key: string): boolean {
+    return this.opts.admit ? this.opts.admit.admits(key) : true;
+  }
+
+  /** A raw event line of a key not admitted: its resourceVersion kept, the rest never parsed. */
+  private skipLine(stream: Stream, line: string): boolean {
+    if (this.opts.admit?.admitsAll()) return false;
+    const peeked = peekWatchEvent(line);
+    if (!peeked || this.admits(peeked.key)) return false;
+    if (peeked.resourceVersion) stream.resourceVersion = peeked.resourceVersion;
+    this.dropUnadmitted(peeked.key);
+    return true;
+  }
+
+  private dropUnadmitted(key: string): void {
+    this.skipped++;
+    // left over from before its bucket was lost (evict normally took it already)
+    if (this.cache.has(key)) this.remove(key);
+  }
+
+  private settleRefills(): void {
+    this.refills = this.refills.filter((r) => {
+      for (const [st, n] of r.wanted) if (st.done < n) return true;
+      r.resolve();
+      return false;
+    });
   }
 
   private transformed(obj: T): T {
