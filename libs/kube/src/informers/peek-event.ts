@@ -112,8 +112,14 @@ class Scanner {
   private skipValue(): void {
     this.skipSpace();
     const c = this.s.charCodeAt(this.i);
-    if (c === QUOTE) return this.skipString();
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) return this.skipNested();
+    if (c === QUOTE) {
+      this.skipString();
+      return;
+    }
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.skipNested();
+      return;
+    }
     // a number, true, false or null: up to the next delimiter
     while (this.i < this.s.length) {
       const d = this.s.charCodeAt(this.i);
