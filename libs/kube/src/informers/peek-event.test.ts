@@ -29,9 +29,9 @@ test("peek: the key and resourceVersion of a custom resource encoded with sorted
   assert.deepEqual(peekWatchEvent(line(event)), { key: "team-a/git-abc", resourceVersion: "4711" });
 });
 
-test("peek: a typed object's order (kind, apiVersion, metadata first, name first) and whitespace", () => {
+test("peek: a typed object's order (kind, apiVersion, metadata first, name first)", () => {
   const text =
-    ' { "type" : "ADDED" , "object" : { "kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"n","resourceVersion":"9"},"data":{"a":"1"} } } ';
+    '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"n","resourceVersion":"9"},"data":{"a":"1"}}}';
   assert.deepEqual(peekWatchEvent(text), { key: "n/c", resourceVersion: "9" });
 });
 
@@ -50,6 +50,12 @@ test("peek: what it cannot read is left to JSON.parse (undefined)", () => {
     ["escaped name", '{"type":"ADDED","object":{"metadata":{"name":"a\\u0062","namespace":"n"}}}'],
     ["truncated", line({ type: "ADDED", object: { metadata: { name: "x", namespace: "n" } } }).slice(0, 30)],
     ["not an object", "[1,2]"],
+    ["not compact", ' {"type" : "ADDED","object":{"metadata":{"name":"x","namespace":"n"}}}'],
+    [
+      "metadata after spec",
+      '{"type":"ADDED","object":{"spec":{"metadata":{"name":"decoy"}},"metadata":{"name":"x"}}}',
+    ],
+    ["name not a string", '{"type":"ADDED","object":{"metadata":{"name":{"a":1},"namespace":"n"}}}'],
     ["empty", ""],
     ["object before type (unknown type)", '{"object":{"metadata":{"name":"x"}}}'],
   ];
