@@ -122,6 +122,11 @@ const globalSchema: Schema = {
     tektonConfigNamespace: str(
       "Tekton's resolvers namespace, read in place by the resolvers Tekton ships too",
     ),
+    mode: {
+      enum: ["fleet", "all-in-one"],
+      description:
+        "fleet: one Deployment per service; all-in-one: the umbrella's one Deployment (allInOne) runs them, a service chart renders its ConfigMap and RBAC only",
+    },
   },
 };
 
@@ -304,11 +309,37 @@ function crdsSchema(): Schema {
   });
 }
 
+/**
+ * The umbrella's allInOne: a service chart's Deployment values (the lifecycle controller's, whose
+ * alert it carries), less what belongs to a service (its name, switch, ConfigMap, opt-in roles and
+ * conversion webhook), and concurrency may be empty (QUARRY_CONCURRENCY unset).
+ */
+function allInOneSchema(): Schema {
+  const base = (serviceSchema("lifecycle-controller").properties ?? {}) as Record<string, Schema>;
+  const notHere = [
+    "service",
+    "global",
+    "enabled",
+    "quarry-lib",
+    "config",
+    "optInClusterRoles",
+    "conversionWebhook",
+    "extraPorts",
+  ];
+  const properties = Object.fromEntries(Object.entries(base).filter(([k]) => !notHere.includes(k)));
+  properties.concurrency = {
+    oneOf: [int(1), { const: "" }],
+    description: "QUARRY_CONCURRENCY, workers of every controller; empty: each controller's default",
+  };
+  return closed(properties, "global.mode=all-in-one: the one Deployment running every enabled service");
+}
+
 function umbrellaSchema(): Schema {
   // each subchart validates its own values against its own schema
   const subchart = (name: string): Schema => ({ type: "object", description: `the values of ${name}` });
   return document("Values of quarry (the umbrella)", {
     global: globalSchema,
+    allInOne: allInOneSchema(),
     "quarry-lib": { type: "object", description: "not a value: helm's entry for the library chart" },
     crds: subchart("quarry-crds"),
     ...Object.fromEntries(SERVICES.map((s) => [s, subchart(`quarry-${s}`)])),

@@ -10,6 +10,7 @@ start=$(date +%s)
 echo "== lint and format"; pnpm lint
 echo "== typecheck"; pnpm typecheck
 echo "== generated manifests"; node libs/api/src/gen-crds.ts --check
+echo "== generated validators (ajv standalone)"; node scripts/gen-validators.ts --check
 echo "== rendered deploy/ (charts)"; bash scripts/render-deploy.sh --check
 echo "== charts: helm lint and template tests"; pnpm test:charts
 echo "== unit tests"; pnpm test:unit

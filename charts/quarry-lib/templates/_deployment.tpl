@@ -53,7 +53,9 @@ spec:
             - name: QUARRY_SERVICE_ACCOUNT
               valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}
             - {name: QUARRY_OPS_PORT, value: "8080"}
-            - {name: QUARRY_CONCURRENCY, value: {{ .Values.concurrency | quote }}}
+            {{- with .Values.concurrency }}
+            - {name: QUARRY_CONCURRENCY, value: {{ . | quote }}}
+            {{- end }}
             - {name: QUARRY_LEADER_ELECTION, value: {{ ternary "on" "off" $le.enabled | quote }}}
             - {name: QUARRY_BUCKETS, value: {{ $le.buckets | quote }}}
             - {name: QUARRY_LEASE_DURATION, value: {{ $le.leaseDuration | quote }}}

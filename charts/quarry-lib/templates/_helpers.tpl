@@ -50,8 +50,27 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* global.mode (the umbrella's): "fleet", one Deployment per service, or "all-in-one", one
+     process (charts/quarry's allInOne) running every enabled service; then a service chart renders
+     only what that process needs of it: its ConfigMap and its RBAC, bound to quarry-all-in-one. */}}
+{{- define "quarry-lib.allInOne" -}}
+{{- $mode := (default dict .Values.global).mode | default "fleet" -}}
+{{- if not (has $mode (list "fleet" "all-in-one")) }}{{ fail (printf "global.mode must be fleet or all-in-one, got %q" $mode) }}{{ end -}}
+{{- if eq $mode "all-in-one" }}true{{ end -}}
+{{- end -}}
+
+{{/* The ServiceAccount the service's RBAC is bound to: its own (rbac.yaml), or in all-in-one mode the
+     one process's (charts/quarry/rbac.yaml names the same). */}}
+{{- define "quarry-lib.boundServiceAccount" -}}
+{{- if include "quarry-lib.allInOne" . }}quarry-all-in-one{{ else }}{{ (include "quarry-lib.rbac" . | fromJson).serviceAccountName }}{{ end -}}
+{{- end -}}
+
 {{/* Everything a service chart renders: its one template is {{ include "quarry-lib.all" . }}. */}}
 {{- define "quarry-lib.all" -}}
+{{- if include "quarry-lib.allInOne" . }}
+{{ include "quarry-lib.rbacObjects" . }}
+{{ include "quarry-lib.configMap" . }}
+{{- else }}
 {{ include "quarry-lib.serviceAccount" . }}
 {{ include "quarry-lib.rbacObjects" . }}
 {{ include "quarry-lib.configMap" . }}
@@ -59,6 +78,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ include "quarry-lib.metricsService" . }}
 {{ include "quarry-lib.monitoring" . }}
 {{ include "quarry-lib.availability" . }}
+{{- end }}
 {{- end -}}
 
 {{/* The image reference: (registry/)repository, then @digest when image.digest is set (the tag is

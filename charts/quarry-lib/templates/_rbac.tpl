@@ -19,7 +19,7 @@ automountServiceAccountToken: true
 {{- define "quarry-lib.rbacObjects" -}}
 {{- $rbac := include "quarry-lib.rbac" . | fromJson }}
 {{- $name := include "quarry-lib.name" . }}
-{{- $sa := $rbac.serviceAccountName }}
+{{- $sa := include "quarry-lib.boundServiceAccount" . }}
 {{- if $rbac.clusterRules }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1

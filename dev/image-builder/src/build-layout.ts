@@ -3,8 +3,8 @@
 // makes (pnpm deploy --legacy --prod, workspace libs moved out of node_modules),
 // plus this machine's node binary and the shared libraries ldd lists, CA
 // certificates and a passwd entry for UID 65532, in place of the slim base image.
-// The git resolver's image also gets this machine's git, its https helper and
-// their shared libraries (the Dockerfile installs Debian's git instead).
+// The git resolver's image (and the all-in-one's, which hosts it) also gets this machine's git,
+// its https helper and their shared libraries (the Dockerfile installs Debian's git instead).
 // Cached under $QUARRY_CACHE/images by a hash of every input (the service's and
 // the workspace libs' files, the lockfile, node and its libraries), so a second
 // build is a hash of the sources and nothing more.
@@ -53,6 +53,8 @@ const EXTRA_BINARIES: Record<string, { files: string[]; links: Record<string, st
     links: { "/usr/lib/git-core/git-remote-https": "git-remote-http" },
   },
 };
+// the all-in-one process hosts the git resolver
+EXTRA_BINARIES["all-in-one"] = EXTRA_BINARIES["git-resolver"]!;
 
 export const serviceImageName = (service: string) => `quarry.local/${service}:local`;
 
@@ -84,11 +86,26 @@ export async function deployServiceTree(service: string, app: string): Promise<v
 
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
+/**
+ * services/<service> and the services it depends on (the all-in-one process runs the others' code):
+ * the workspace packages named @quarry/<dir> with a directory under services/.
+ */
+function serviceDirs(service: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(repo, "services", service, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+  };
+  const deps = Object.keys(pkg.dependencies ?? {})
+    .filter((d) => d.startsWith("@quarry/"))
+    .map((d) => d.slice("@quarry/".length))
+    .filter((d) => existsSync(join(repo, "services", d, "package.json")));
+  return [service, ...deps].map((d) => `services/${d}`);
+}
+
 /** Files the image's content depends on, as "path hash" lines (git's view: tracked and untracked, not ignored). */
 async function sourceHashes(service: string): Promise<string[]> {
   const { stdout } = await run(
     "git",
-    ["ls-files", "--cached", "--others", "--exclude-standard", "libs", `services/${service}`, "images"],
+    ["ls-files", "--cached", "--others", "--exclude-standard", "libs", ...serviceDirs(service), "images"],
     { cwd: repo, maxBuffer: 64 << 20 },
   );
   // of images/ only the build's own code shapes the image (not its docs, tests or the Dockerfile)

@@ -180,7 +180,7 @@ try {
   assert.equal(writes.code, 0, writes.stderr);
   assert.deepEqual(JSON.parse(writes.stdout), { app: "EROFS", tmp: "ok" }, "writes to / and /tmp");
 
-  if (service === "git-resolver") {
+  if (service === "git-resolver" || service === "all-in-one") {
     const git = await exec(volume, ["git", "--version"]);
     assert.equal(git.code, 0, `git in the git resolver's image: ${git.stderr}`);
     assert.match(git.stdout, /^git version /);
@@ -253,7 +253,11 @@ try {
       assert.equal(end.code, 0, `exit code after SIGTERM; stderr: ${end.stderr}`);
       const lines = jsonLines(end.stdout);
       assert.ok(
-        lines.some((l) => l.service === service && l.msg === "shutdown complete"),
+        // the all-in-one process logs as "quarry", the name of its one runtime
+        lines.some(
+          (l) =>
+            l.service === (service === "all-in-one" ? "quarry" : service) && l.msg === "shutdown complete",
+        ),
         "a JSON 'shutdown complete' line from the service",
       );
       console.log(

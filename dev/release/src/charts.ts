@@ -19,7 +19,7 @@ import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { chartsDir, helm } from "@quarry/harness/helm";
 import type { ReleasedImage } from "./images.ts";
-import { stampChartYaml, stampDigest, stampRegistry } from "./stamp.ts";
+import { stampAllInOneDigest, stampChartYaml, stampDigest, stampRegistry } from "./stamp.ts";
 
 const run = promisify(execFile);
 
@@ -85,6 +85,9 @@ export function stampCharts(
       edit(values, (t) => stampRegistry(t, opts.registry, chart));
     const image = opts.images.find((i) => i.service === chart);
     if (image) edit(values, (t) => stampDigest(t, image.digest, chart));
+    // the umbrella names the all-in-one image too (global.mode=all-in-one)
+    const allInOne = opts.images.find((i) => i.service === "all-in-one");
+    if (chart === UMBRELLA && allInOne) edit(values, (t) => stampAllInOneDigest(t, allInOne.digest, chart));
   }
   const unstamped = chartDirs(charts).filter((c) => {
     const values = join(charts, c, "values.yaml");

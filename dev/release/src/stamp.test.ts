@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { stampChartYaml, stampDigest, stampRegistry } from "./stamp.ts";
+import { stampAllInOneDigest, stampChartYaml, stampDigest, stampRegistry } from "./stamp.ts";
 
 const DIGEST = `sha256:${"ab".repeat(32)}`;
 
@@ -56,4 +56,25 @@ egress:
   assert.throws(() => stampDigest("image:\n  tag: x\n", DIGEST, "x"), /x image.digest/);
   assert.throws(() => stampDigest(values, "sha256:short", "x"), /not a digest/);
   assert.throws(() => stampRegistry("image:\n  registry: x\n", "r", "x"), /global.image.registry/);
+});
+
+test("the umbrella's allInOne.image.digest, and no other digest", () => {
+  const values = `global:
+  image:
+    registry: ghcr.io
+allInOne:
+  image:
+    registry: ""
+    repository: quarry-dev/all-in-one
+    digest: ""
+  resources:
+    digest: "not this one"
+lifecycle-controller:
+  enabled: true
+`;
+  assert.equal(
+    stampAllInOneDigest(values, DIGEST, "quarry"),
+    values.replace('    digest: ""', `    digest: "${DIGEST}"`),
+  );
+  assert.throws(() => stampAllInOneDigest("image:\n  digest: x\n", DIGEST, "x"), /x allInOne.image.digest/);
 });

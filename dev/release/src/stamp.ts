@@ -38,3 +38,14 @@ export function stampDigest(text: string, digest: string, what: string): string 
     `${what} image.digest`,
   );
 }
+
+/** The umbrella's values.yaml with `allInOne.image.digest` set (global.mode=all-in-one's one image). */
+export function stampAllInOneDigest(text: string, digest: string, what: string): string {
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`${what}: not a digest: ${digest}`);
+  return replaceOne(
+    text,
+    /^(allInOne:\n(?:(?: {2}.*)?\n)*? {2}image:\n(?:(?: {4}.*)?\n)*? {4}digest: ).*$/,
+    `$1"${digest}"`,
+    `${what} allInOne.image.digest`,
+  );
+}

@@ -1,53 +1,19 @@
-// ajv validators for ResolutionRequest spec and status. Errors are one line
-// each and start with the offending field ("spec.params[1].value: …"), since
-// they end up in a request's status message for a user to act on.
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { controllerSpecSchema, resolutionRequestStatusSchema } from "./schemas.ts";
+// Validators for ResolutionRequest spec and status: ajv's standalone code, compiled from
+// schemas.ts at build time (scripts/gen-validators.ts, which holds the ajv options), so that no
+// service loads ajv. Errors are one line each and start with the offending field
+// ("spec.params[1].value: …"), since they end up in a request's status message for a user to act on.
+import type { ErrorObject } from "ajv";
+import { validateSpec, validateStatus } from "./generated/validators.js";
 import type { ResolutionRequestSpec, ResolutionRequestStatus } from "./types.ts";
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
-
-// Kubernetes' own keywords are annotations to ajv; registering them (instead of strict: false)
-// keeps strict mode's protection against misspelt keywords.
-const ANNOTATION_KEYWORDS = [
-  "x-kubernetes-preserve-unknown-fields",
-  "x-kubernetes-int-or-string",
-  "x-kubernetes-embedded-resource",
-  "x-kubernetes-list-type",
-  "x-kubernetes-list-map-keys",
-  "x-kubernetes-map-type",
-  "x-kubernetes-validations",
-  "quarryMessage",
-];
-
-let compiled: { spec: ValidateFunction; status: ValidateFunction } | undefined;
-
-// Compiled on first use, so importing @quarry/api stays cheap.
-function validators(): { spec: ValidateFunction; status: ValidateFunction } {
-  if (compiled) return compiled;
-  const ajv = new Ajv({
-    allErrors: true,
-    verbose: true, // puts parentSchema on errors, where quarryMessage lives
-    strict: true,
-    // Kubernetes' formats; the apiserver checks them, controllers only need the shape.
-    formats: { "date-time": true, int64: true },
-  });
-  for (const keyword of ANNOTATION_KEYWORDS)
-    ajv.addKeyword({ keyword, schemaType: ["boolean", "string", "array"] });
-  compiled = {
-    spec: ajv.compile(controllerSpecSchema()),
-    status: ajv.compile(resolutionRequestStatusSchema()),
-  };
-  return compiled;
-}
 
 /** Checks a v1beta1 spec as the CRD would, plus the param value union and unique param names. */
 export function validateResolutionRequestSpec(
   spec: unknown,
   path = "spec",
 ): ValidationResult<ResolutionRequestSpec> {
-  const validate = validators().spec;
-  const errors = validate(spec) ? [] : formatErrors(validate.errors ?? [], path);
+  const errors = validateSpec(spec) ? [] : formatErrors(validateSpec.errors ?? [], path);
   if (errors.length === 0) errors.push(...duplicateParamErrors(spec as ResolutionRequestSpec, path));
   return errors.length === 0 ? { ok: true, value: spec as ResolutionRequestSpec } : { ok: false, errors };
 }
@@ -56,9 +22,8 @@ export function validateResolutionRequestStatus(
   status: unknown,
   path = "status",
 ): ValidationResult<ResolutionRequestStatus> {
-  const validate = validators().status;
-  if (validate(status)) return { ok: true, value: status as ResolutionRequestStatus };
-  return { ok: false, errors: formatErrors(validate.errors ?? [], path) };
+  if (validateStatus(status)) return { ok: true, value: status as ResolutionRequestStatus };
+  return { ok: false, errors: formatErrors(validateStatus.errors ?? [], path) };
 }
 
 // The CRD's CEL rule, repeated for objects that never went through an apiserver.

@@ -75,6 +75,7 @@ export {
 export { followRedirects, type RedirectPolicy, type SendOnce } from "./redirects.ts";
 export {
   type ChildWatch,
+  type CompiledParamsValidate,
   isPending,
   type JobResolver,
   type Params,
@@ -87,7 +88,13 @@ export {
   type ResolverConfig,
 } from "./resolver.ts";
 export { readCappedBody } from "./response-body.ts";
-export { type HostedResolver, type RunResolverOptions, runResolver, runResolvers } from "./run.ts";
+export {
+  type HostedResolver,
+  type RunResolverOptions,
+  runResolver,
+  runResolvers,
+  wireResolvers,
+} from "./run.ts";
 export {
   BACKOFF_KEYS,
   backoffDelayMs,

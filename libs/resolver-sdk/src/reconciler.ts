@@ -67,7 +67,7 @@ export class ResolverReconciler implements Reconciler {
 
   constructor(deps: ResolverControllerDeps) {
     this.deps = deps;
-    this.validator = new ParamsValidator(deps.resolver.paramsSchema);
+    this.validator = new ParamsValidator(deps.resolver.paramsSchema, deps.resolver.compiledParams);
     this.identity = `${deps.resolver.type}-resolver/${hostname()}`;
     this.memo = new ResolutionMemo({ now: deps.now });
   }

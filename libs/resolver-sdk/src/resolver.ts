@@ -4,6 +4,7 @@
 import type { OwnerReference, ParamValue, RefSource, ResolutionRequest } from "@quarry/api";
 import type { KubeClient, KubeObject, ResourceType } from "@quarry/kube";
 import type { Logger, Span } from "@quarry/observability";
+import type { ErrorObject } from "ajv";
 import type { ConfigKeys } from "./config-keys.ts";
 import type { WaitBackoff } from "./wait-backoff.ts";
 
@@ -12,6 +13,9 @@ export type Params = Record<string, ParamValue>;
 
 /** A JSON Schema (draft-07, as ajv takes it) describing the params object. */
 export type ParamsSchema = Record<string, unknown>;
+
+/** A params schema compiled ahead of time: ajv's standalone code (scripts/gen-validators.ts). */
+export type CompiledParamsValidate = ((params: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /** The resolver's live config: its ConfigMap's data, plus the runtime's own keys. */
 export type ResolverConfig = Readonly<Record<string, string>>;
@@ -109,6 +113,11 @@ export interface Resolver<P extends Params = Params> {
   readonly aliases?: readonly string[];
   /** Params schema; violations fail the request with InvalidParams naming the param. */
   readonly paramsSchema: ParamsSchema;
+  /**
+   * paramsSchema compiled ahead of time (scripts/gen-validators.ts writes it); without it the
+   * runtime compiles the schema with ajv at start, and ajv stays loaded.
+   */
+  readonly compiledParams?: CompiledParamsValidate;
   /**
    * Fetches the resource. Throw a ResolutionError for a terminal failure (bad
    * input, not found, forbidden, ...); any other error is transient and is

@@ -1,6 +1,8 @@
 // runResolver: everything around a Resolver. A resolver service's main.ts is
 // `await runResolver(new GitResolver(...), { configMap: "git-resolver-config" })`;
-// runResolvers hosts several in one process on one work queue.
+// runResolvers hosts several in one process on one work queue. wireResolvers does
+// the same wiring onto a runtime without running it, for a process that hosts
+// other controllers on that runtime too (services/all-in-one).
 import { isDone, LABEL_RESOLVER_TYPE, type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import {
   type Controller,
@@ -65,10 +67,22 @@ export async function runResolvers(
   hosted: readonly HostedResolver[],
   opts: { runtime?: ServiceRuntime } = {},
 ): Promise<ServiceRuntime> {
-  if (hosted.length === 0) throw new Error("runResolvers: no resolver to run");
-  checkDistinctTypes(hosted.map((h) => h.resolver));
-  const name = `${hosted.map((h) => h.resolver.type).join("+")}-resolver`;
-  const runtime = opts.runtime ?? new ServiceRuntime(name);
+  // refused before a runtime exists: a misconfigured process exits without serving anything
+  checkHosted(hosted);
+  const runtime = opts.runtime ?? new ServiceRuntime(resolversName(hosted));
+  wireResolvers(runtime, hosted);
+  await runtime.run();
+  return runtime;
+}
+
+/**
+ * runResolvers' wiring on `runtime`, which the caller runs: the resolvers' configs, informers and
+ * their one controller (named `<type>+<type>…-resolver`) join whatever else the runtime hosts.
+ * Call it once per runtime: its resolver metrics are registered once.
+ */
+export function wireResolvers(runtime: ServiceRuntime, hosted: readonly HostedResolver[]): Controller {
+  checkHosted(hosted);
+  const name = resolversName(hosted);
   const metrics = resolverMetrics(runtime.metrics.meter);
   const tektonCache = tektonCacheConfig(runtime, process.env.QUARRY_TEKTON_CACHE_CONFIG);
   const tektonNamespace = process.env.QUARRY_TEKTON_CONFIG_NAMESPACE?.trim();
@@ -84,6 +98,8 @@ export async function runResolvers(
       labelSelector: `${LABEL_RESOLVER_TYPE} in (${names.join(",")})`,
       // the reconciler asks only whether a request has data; GETs and patches carry the real one
       transform: dropRequestData,
+      // under HA by buckets this replica caches and parses only its buckets' requests
+      bucketed: true,
     });
     // children live beside their request, so the watched namespaces are the requests' ones
     const children = new ChildCaches(
@@ -111,9 +127,17 @@ export async function runResolvers(
     backoff: new ExponentialBackoff(RETRY_BACKOFF),
   });
   for (const r of routes) wakeUps(r.requests, r.children, controller, r.reconciler);
-  await runtime.run();
-  return runtime;
+  return controller;
 }
+
+function checkHosted(hosted: readonly HostedResolver[]): void {
+  if (hosted.length === 0) throw new Error("runResolvers: no resolver to run");
+  checkDistinctTypes(hosted.map((h) => h.resolver));
+}
+
+/** The service (and controller) name of a set of hosted resolvers: `git-resolver`, `pipe+git-resolver`. */
+const resolversName = (hosted: readonly HostedResolver[]) =>
+  `${hosted.map((h) => h.resolver.type).join("+")}-resolver`;
 
 /**
  * Tekton's resolver-cache-config, watched when QUARRY_TEKTON_CACHE_CONFIG names it as

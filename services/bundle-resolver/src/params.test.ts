@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ParamsValidator, ResolutionError } from "@quarry/resolver-sdk";
 import { defaultBundleConfig } from "./config.ts";
+import { validateParams } from "./generated/params-validator.js";
 import { paramsSchema, parseRequest, pinsContent } from "./params.ts";
 
 const D = `sha256:${"b".repeat(64)}`;
@@ -50,7 +51,7 @@ test("only @sha256 references pin content", () => {
 });
 
 test("the params schema caps lengths, so a megabyte param is refused before any registry call", () => {
-  const v = new ParamsValidator(paramsSchema);
+  const v = new ParamsValidator(paramsSchema, validateParams);
   assert.match(
     v.check({ bundle: "r.io/a", name: "x".repeat(254) }) ?? "",
     /param "name" must NOT have more than 253/,

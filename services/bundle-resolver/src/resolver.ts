@@ -38,6 +38,7 @@ import { checkBundle, findLayer, invalidBundle, resultAnnotations } from "./bund
 import { type BundleConfig, bundleConfigKeys, parseBundleConfig } from "./config.ts";
 import type { CredentialLoader } from "./credentials.ts";
 import { DigestCache, digestKey } from "./digest-cache.ts";
+import { validateParams } from "./generated/params-validator.js";
 import { extractLayerObject, LayerError } from "./layer.ts";
 import { type BundleRequest, paramsSchema, parseRequest, pinsContent } from "./params.ts";
 
@@ -55,6 +56,7 @@ export class BundleResolver implements Resolver {
   readonly type = "bundles";
   readonly aliases = ["bundle"];
   readonly paramsSchema = paramsSchema;
+  readonly compiledParams = validateParams;
   readonly configKeys = bundleConfigKeys;
   private readonly deps: BundleResolverDeps;
   private readonly config = configParser(parseBundleConfig);

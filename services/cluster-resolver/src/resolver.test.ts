@@ -4,7 +4,9 @@ import type { ResolutionRequest } from "@quarry/api";
 import type { Informer, KubeObject } from "@quarry/kube";
 import { ParamsValidator, ResolutionError, type ResolveContext } from "@quarry/resolver-sdk";
 import { decideResolution, parseResolverConfig } from "@quarry/resolver-sdk/internal";
-import { ClusterResolver, clusterParamsSchema, type ServedKind } from "./resolver.ts";
+import { validateParams } from "./generated/params-validator.js";
+import { clusterParamsSchema } from "./params.ts";
+import { ClusterResolver, type ServedKind } from "./resolver.ts";
 
 const task = (ns: string, name: string): KubeObject => ({
   apiVersion: "tekton.dev/v1",
@@ -76,13 +78,13 @@ test("a refusal carries Tekton's condition message; an empty kind or namespace p
   const r = await resolver.resolve({ name: "t", kind: "", namespace: "" }, ctx());
   assert.equal(r.annotations?.["resolution.tekton.dev/namespace"], "ns");
   assert.equal(
-    new ParamsValidator(clusterParamsSchema).check({ name: "t", kind: "", namespace: "" }),
+    new ParamsValidator(clusterParamsSchema, validateParams).check({ name: "t", kind: "", namespace: "" }),
     undefined,
   );
 });
 
 test("the params schema refuses names that are not object names (they go into an API path)", () => {
-  const v = new ParamsValidator(clusterParamsSchema);
+  const v = new ParamsValidator(clusterParamsSchema, validateParams);
   assert.match(v.check({ name: "../../secrets/x" }) ?? "", /param "name" must match pattern/);
   assert.match(
     v.check({ name: "t", namespace: "../kube-system" }) ?? "",
@@ -101,7 +103,7 @@ function decide(data: Record<string, string>, params: Record<string, string>, na
     metadata: { name, namespace: "ns" },
     spec: { params: Object.entries(params).map(([name, value]) => ({ name, value })) },
   };
-  const validator = new ParamsValidator(resolver.paramsSchema);
+  const validator = new ParamsValidator(resolver.paramsSchema, resolver.compiledParams);
   const decision = decideResolution(rr, resolver, validator, parseResolverConfig(data, resolver));
   assert.equal(decision.kind, "resolve", JSON.stringify(decision));
   return decision as Extract<typeof decision, { kind: "resolve" }>;

@@ -12,7 +12,9 @@ import {
   type ResolverConfig,
 } from "@quarry/resolver-sdk";
 import { clusterConfigKeys, clusterPolicy, namespaceVerdict } from "./config.ts";
+import { validateParams } from "./generated/params-validator.js";
 import { CLUSTER_KINDS, type ClusterKind } from "./kinds.ts";
+import { clusterParamsSchema } from "./params.ts";
 import { renderObject } from "./render.ts";
 
 export interface ServedKind {
@@ -27,27 +29,11 @@ export interface ServedKind {
   read(namespace: string, name: string, signal: AbortSignal): Promise<KubeObject | undefined>;
 }
 
-const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
-const DNS_LABEL = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
-
-export const clusterParamsSchema = {
-  type: "object",
-  required: ["name"],
-  additionalProperties: false,
-  properties: {
-    kind: { type: "string" },
-    // object names go into an API path: "../x" there was a 403 for another resource, retried
-    // as if the apiserver were down; the patterns refuse it at once
-    name: { type: "string", minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN },
-    // "" is unset: config default-namespace, else the request's namespace
-    namespace: { type: "string", maxLength: 63, pattern: `^$|${DNS_LABEL}` },
-  },
-};
-
 export class ClusterResolver implements Resolver {
   readonly type = "cluster";
   readonly aliases = ["in-cluster"];
   readonly paramsSchema = clusterParamsSchema;
+  readonly compiledParams = validateParams;
   readonly configKeys = clusterConfigKeys;
   private readonly served: Partial<Record<ClusterKind, ServedKind>>;
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ParamsValidator, ResolutionError } from "@quarry/resolver-sdk";
 import { parseGitConfig } from "./config.ts";
+import { validateParams } from "./generated/params-validator.js";
 import { checkUrl, normalisePath, paramsSchema, parseRequest } from "./params.ts";
 
 const SHA1 = "0123456789abcdef0123456789abcdef01234567";
@@ -129,7 +130,7 @@ test("parseRequest refusals name the param", () => {
 });
 
 test("the params schema caps lengths, so a megabyte param never reaches git", () => {
-  const v = new ParamsValidator(paramsSchema);
+  const v = new ParamsValidator(paramsSchema, validateParams);
   const url = "https://git.example/x.git";
   const MiB = 1024 * 1024;
   assert.match(

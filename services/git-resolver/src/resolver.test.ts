@@ -407,7 +407,7 @@ function decide(data: Record<string, string>, params: Record<string, string>, na
     metadata: { name, namespace: "team-a" },
     spec: { params: Object.entries(params).map(([name, value]) => ({ name, value })) },
   };
-  const validator = new ParamsValidator(resolver.paramsSchema);
+  const validator = new ParamsValidator(resolver.paramsSchema, resolver.compiledParams);
   const decision = decideResolution(rr, resolver, validator, parseResolverConfig(data, resolver));
   assert.equal(decision.kind, "resolve", JSON.stringify(decision));
   return decision as Extract<typeof decision, { kind: "resolve" }>;

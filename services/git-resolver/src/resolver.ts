@@ -32,6 +32,7 @@ import {
 import { classifyRevision } from "./engine/refs/revision.ts";
 import type { GitAuth, GitSource, SourceRequest } from "./engine/source.ts";
 import { toResolutionError } from "./errors.ts";
+import { validateParams } from "./generated/params-validator.js";
 import { type GitRequest, paramsSchema, parseRequest } from "./params.ts";
 import { checkPolicy } from "./policy/allow-lists.ts";
 import { type SecretReader, unusableTokenMessage } from "./policy/secrets.ts";
@@ -53,6 +54,7 @@ export interface GitResolverDeps {
 export class GitResolver implements Resolver {
   readonly type = "git";
   readonly paramsSchema = paramsSchema;
+  readonly compiledParams = validateParams;
   readonly configKeys = gitConfigKeys;
   private readonly deps: GitResolverDeps;
   private readonly config = configParser(parseGitConfig);

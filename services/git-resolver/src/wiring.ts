@@ -5,6 +5,8 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServiceRuntime } from "@quarry/kube";
+import type { HostedResolver } from "@quarry/resolver-sdk";
+import { CONFIG_MAP_NAME } from "./config.ts";
 import { checkGitVersion } from "./engine/git/git-process.ts";
 import { GitCliSource } from "./engine/git-cli-source.ts";
 import { registerGitMetrics } from "./metrics.ts";
@@ -33,4 +35,9 @@ export async function gitResolver(runtime: ServiceRuntime): Promise<GitResolver>
     readSecret: kubeSecretReader(runtime.client),
     systemNamespace: runtime.settings.systemNamespace,
   });
+}
+
+/** The git resolver with its ConfigMap, as runResolvers and wireResolvers host it. */
+export async function wireGitResolver(runtime: ServiceRuntime): Promise<HostedResolver> {
+  return { resolver: await gitResolver(runtime), configMap: CONFIG_MAP_NAME };
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type Params, ParamsValidator, ResolutionError } from "@quarry/resolver-sdk";
+import { validateParams } from "./generated/params-validator.js";
 import { checkUrl, paramsSchema, parseDigest, parseRequest, pinsContent } from "./params.ts";
 
 const SHA256 = "a".repeat(64);
@@ -129,7 +130,7 @@ test("pinsContent: a well-formed digest pins the content; nothing else does", ()
 });
 
 test("the schema: url required, Tekton's params only, strings, capped", () => {
-  const v = new ParamsValidator(paramsSchema);
+  const v = new ParamsValidator(paramsSchema, validateParams);
   const check = (params: Record<string, unknown>) => v.check(params as Params);
   assert.equal(
     check({

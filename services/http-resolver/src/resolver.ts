@@ -24,6 +24,7 @@ import {
   runtimeTimeoutMs,
 } from "@quarry/resolver-sdk";
 import { type HttpConfig, httpConfigKeys, parseHttpConfig, TEKTON_FETCH_TIMEOUT_MS } from "./config.ts";
+import { validateParams } from "./generated/params-validator.js";
 import {
   type BasicAuth,
   DIGEST_PARAM,
@@ -44,6 +45,7 @@ export interface HttpResolverDeps {
 export class HttpResolver implements Resolver {
   readonly type = "http";
   readonly paramsSchema = paramsSchema;
+  readonly compiledParams = validateParams;
   readonly configKeys = httpConfigKeys;
   private readonly config = configParser(parseHttpConfig);
   // connections pooled per egress setting across requests

@@ -1,8 +1,7 @@
 // hub-resolver: Tekton's `hub` type, Tasks, Pipelines and StepActions from Artifact Hub or Tekton Hub. Wiring only.
 import { ServiceRuntime } from "@quarry/kube";
-import { runResolver } from "@quarry/resolver-sdk";
-import { CONFIG_MAP_NAME, hubEnv } from "./config.ts";
-import { HubResolver } from "./resolver.ts";
+import { runResolvers } from "@quarry/resolver-sdk";
+import { wireHubResolver } from "./wiring.ts";
 
 const runtime = new ServiceRuntime("hub-resolver");
-await runResolver(new HubResolver(hubEnv(process.env)), { configMap: CONFIG_MAP_NAME, runtime });
+await runResolvers([wireHubResolver(runtime)], { runtime });

@@ -33,6 +33,7 @@ import {
   KEYS,
   parseHubConfig,
 } from "./config.ts";
+import { validateParams } from "./generated/params-validator.js";
 import {
   HUB_NAMES,
   type HubResource,
@@ -67,6 +68,7 @@ class FinalAnswer extends Error {
 export class HubResolver implements Resolver {
   readonly type = "hub";
   readonly paramsSchema = paramsSchema;
+  readonly compiledParams = validateParams;
   readonly configKeys = hubConfigKeys;
   private readonly config = configParser(parseHubConfig);
   // connections pooled per egress setting across requests

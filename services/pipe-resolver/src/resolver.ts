@@ -42,6 +42,7 @@ import { type PipeConfig, parsePipeConfig, pipeConfig } from "./config.ts";
 import type { PodFileReader, PodRef } from "./copy.ts";
 import type { DigestKeySource } from "./digest.ts";
 import { type FileToCopy, MAX_PIPE_FILE_BYTES } from "./files.ts";
+import { validateParams } from "./generated/params-validator.js";
 import { podName, type RequestIdentity } from "./names.ts";
 import {
   type ConfigMap,
@@ -55,6 +56,7 @@ import {
   pipeResult,
   statusData,
 } from "./objects.ts";
+import { pipeParamsSchema } from "./params-schema.ts";
 import { buildPod } from "./pod.ts";
 import { checkPodPolicy, podPolicyMessage } from "./pod-policy.ts";
 import { type PodLike, podProgress } from "./pod-state.ts";
@@ -141,8 +143,8 @@ function sameData(a: Record<string, string> | undefined, b: Record<string, strin
 
 export class PipeResolver implements JobResolver {
   readonly type = "pipe";
-  /** Strategy params are free-form: readRequest checks the resolver's own and their shapes. */
-  readonly paramsSchema = { type: "object" };
+  readonly paramsSchema = pipeParamsSchema;
+  readonly compiledParams = validateParams;
   /** status.data is a list of stored objects, not a Tekton resource. */
   readonly checksKind = false;
   /** The answer names objects made for this request: never cached nor shared. */

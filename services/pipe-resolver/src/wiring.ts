@@ -3,6 +3,8 @@
 // by main.ts and by any process that hosts it beside other resolvers.
 import { clusterPipeStrategies, pipeStrategies, pipes } from "@quarry/api";
 import { type KubeObject, RestKubeClient, type ServiceRuntime } from "@quarry/kube";
+import type { HostedResolver } from "@quarry/resolver-sdk";
+import { CONFIG_MAP_NAME } from "./config.ts";
 import { type ExecFn, TarPodFileReader } from "./copy.ts";
 import { installationDigestKey } from "./digest.ts";
 import { PipeResolver } from "./resolver.ts";
@@ -45,4 +47,9 @@ export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
       serviceAccount: process.env.QUARRY_SERVICE_ACCOUNT || "quarry-pipe-resolver",
     },
   });
+}
+
+/** The pipe resolver with its ConfigMap, as runResolvers and wireResolvers host it. */
+export function wirePipeResolver(runtime: ServiceRuntime): HostedResolver {
+  return { resolver: pipeResolver(runtime), configMap: CONFIG_MAP_NAME };
 }

@@ -11,7 +11,7 @@
 // upgrade request came to, so a refusal still names the apiserver's status.
 import type { Duplex } from "node:stream";
 import { type Authentication, setTlsFields } from "@quarry/kube";
-import { Agent, type Dispatcher, fetch as undiciFetch, WebSocket } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import type { ExecFn, ExecOutcome } from "./copy.ts";
 import {
   ChannelDemux,
@@ -71,15 +71,31 @@ function watchHandshake(seen: Seen): Dispatcher.DispatcherComposeInterceptor {
     });
 }
 
+type Undici = typeof import("undici");
+let undiciLib: Promise<Undici> | undefined;
+
+/**
+ * undici, imported at the first pipe pod (warmUp) or exec, not at start: a resolver without pipe
+ * work does not carry its modules (docs/performance.md, "Import costs"). A failed import is not
+ * remembered.
+ */
+function loadUndici(): Promise<Undici> {
+  undiciLib ??= import("undici").catch((err: unknown) => {
+    undiciLib = undefined;
+    throw err;
+  });
+  return undiciLib;
+}
+
 /**
  * The undici Agent for a connection's TLS material: the client keeps one material object per
  * Agent of its own, so keying by it keeps one undici Agent (and its connections) per material.
  */
 const tlsAgents = new WeakMap<Authentication["tls"], Agent>();
-function undiciAgentFor(tls: Authentication["tls"]): Agent {
+function undiciAgentFor(undici: Undici, tls: Authentication["tls"]): Agent {
   let agent = tlsAgents.get(tls);
   if (!agent) {
-    agent = new Agent({ allowH2: false, connect: setTlsFields(tls) });
+    agent = new undici.Agent({ allowH2: false, connect: setTlsFields(tls) });
     tlsAgents.set(tls, agent);
   }
   return agent;
@@ -96,10 +112,11 @@ function undiciAgentFor(tls: Authentication["tls"]): Agent {
  */
 function warmUp(endpoint: ExecEndpoint): Promise<void> {
   return (async () => {
+    const undici = await loadUndici();
     const { headers, dispatcher, tls } = await endpoint.authenticate();
-    const res = await undiciFetch(`${endpoint.server.replace(/\/$/, "")}/version`, {
+    const res = await undici.fetch(`${endpoint.server.replace(/\/$/, "")}/version`, {
       headers,
-      dispatcher: dispatcher ?? undiciAgentFor(tls),
+      dispatcher: dispatcher ?? undiciAgentFor(undici, tls),
       signal: AbortSignal.timeout(30_000),
     });
     await res.arrayBuffer();
@@ -113,14 +130,15 @@ export function webSocketExec(endpoint: ExecEndpoint, opts: { closeGraceMs?: num
   let prepared = false;
   const exec: ExecFn = async (target, command, io) => {
     io.signal.throwIfAborted();
+    const undici = await loadUndici();
     const { headers, dispatcher, tls } = await endpoint.authenticate();
     io.signal.throwIfAborted();
     const where = `exec in pod ${target.namespace}/${target.pod}`;
     const seen: Seen = { handshake: { kind: "pending" } };
-    const ws = new WebSocket(webSocketUrl(endpoint.server, execPath(target, command)), {
+    const ws = new undici.WebSocket(webSocketUrl(endpoint.server, execPath(target, command)), {
       protocols: [...EXEC_PROTOCOLS],
       headers,
-      dispatcher: (dispatcher ?? undiciAgentFor(tls)).compose(watchHandshake(seen)),
+      dispatcher: (dispatcher ?? undiciAgentFor(undici, tls)).compose(watchHandshake(seen)),
     });
     ws.binaryType = "arraybuffer";
     const demux = new ChannelDemux(io.stdout, io.stderr);

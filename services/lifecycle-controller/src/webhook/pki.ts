@@ -1,16 +1,34 @@
 // X.509 for the conversion webhook: a self-signed CA and the serving certificate it signs, ECDSA
 // P-256. Issuing is @peculiar/x509's (Node's crypto only parses certificates); reading them back
 // is node:crypto's X509Certificate.
-// @peculiar/x509 resolves its parts through tsyringe, which needs the Reflect polyfill loaded first.
-import "reflect-metadata";
 import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
-import * as x509 from "@peculiar/x509";
 
 type WebCryptoKey = webcrypto.CryptoKey;
 type WebCryptoKeyPair = webcrypto.CryptoKeyPair;
+type X509 = typeof import("@peculiar/x509");
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+let x509Lib: Promise<X509> | undefined;
+
+/**
+ * @peculiar/x509 (with tsyringe and a dozen ASN.1 packages) is imported at the first issuance,
+ * not at start: the webhook is off by default, and with its Secret in place certificates are only
+ * read, with node:crypto; the lifecycle controller's imports were 3-4 MiB larger with it
+ * (docs/performance.md, "Import costs"). A failed import is not remembered.
+ */
+function loadX509(): Promise<X509> {
+  x509Lib ??= (async () => {
+    // @peculiar/x509 resolves its parts through tsyringe, which needs the Reflect polyfill first
+    await import("reflect-metadata");
+    const lib = await import("@peculiar/x509");
+    lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
+    return lib;
+  })().catch((err: unknown) => {
+    x509Lib = undefined;
+    throw err;
+  });
+  return x509Lib;
+}
 
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 
@@ -26,6 +44,7 @@ export interface Validity {
 }
 
 export async function issueCa(commonName: string, validity: Validity): Promise<CertAndKey> {
+  const x509 = await loadX509();
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
@@ -39,7 +58,7 @@ export async function issueCa(commonName: string, validity: Validity): Promise<C
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { certPem: `${cert.toString("pem")}\n`, keyPem: await keyToPem(keys.privateKey) };
+  return { certPem: `${cert.toString("pem")}\n`, keyPem: await keyToPem(x509, keys.privateKey) };
 }
 
 /** A serving certificate for `hosts` (DNS names, or IP addresses as IP SANs), signed by `ca`. */
@@ -49,9 +68,12 @@ export async function issueServingCert(
   validity: Validity,
 ): Promise<CertAndKey> {
   if (hosts.length === 0) throw new Error("a serving certificate needs at least one host");
+  const x509 = await loadX509();
   const keys = await generateKeys();
   const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await webcrypto.subtle.importKey("pkcs8", pemBody(ca.keyPem), ALGORITHM, false, ["sign"]);
+  const caKey = await webcrypto.subtle.importKey("pkcs8", pemBody(x509, ca.keyPem), ALGORITHM, false, [
+    "sign",
+  ]);
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
     subject: [{ CN: [hosts[0]!] }],
@@ -70,7 +92,7 @@ export async function issueServingCert(
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
     ],
   });
-  return { certPem: `${cert.toString("pem")}\n`, keyPem: await keyToPem(keys.privateKey) };
+  return { certPem: `${cert.toString("pem")}\n`, keyPem: await keyToPem(x509, keys.privateKey) };
 }
 
 /** What rotation decides by: validity, whom it was issued by, the hosts it names. */
@@ -133,12 +155,12 @@ async function generateKeys(): Promise<WebCryptoKeyPair> {
   return (await webcrypto.subtle.generateKey(ALGORITHM, true, ["sign", "verify"])) as WebCryptoKeyPair;
 }
 
-async function keyToPem(key: WebCryptoKey): Promise<string> {
+async function keyToPem(x509: X509, key: WebCryptoKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey("pkcs8", key);
   return `${x509.PemConverter.encode(der, "PRIVATE KEY")}\n`;
 }
 
-function pemBody(pem: string): ArrayBuffer {
+function pemBody(x509: X509, pem: string): ArrayBuffer {
   const [der] = x509.PemConverter.decode(pem);
   if (!der) throw new Error("no PEM block");
   return der;

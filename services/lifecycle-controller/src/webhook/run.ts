@@ -6,7 +6,7 @@ import type { Logger } from "@quarry/observability";
 import type { WebhookSettings } from "./config.ts";
 import type { CertAndKey } from "./pki.ts";
 import { FileCertSource, SecretCertKeeper, type ServingCertSource } from "./secret.ts";
-import { type ConversionWebhookServer, startConversionWebhook } from "./server.ts";
+import type { ConversionWebhookServer } from "./server.ts";
 
 const FIRST_SYNC_RETRY_MS = 5_000;
 
@@ -60,6 +60,9 @@ export function runConversionWebhook(
       await new Promise((r) => setTimeout(r, FIRST_SYNC_RETRY_MS).unref());
     }
     if (!serving) throw new Error("stopped before the webhook had a certificate");
+    // the TLS server's module (and the certificate code it pulls in) is imported only when the
+    // webhook runs, which it does not by default (docs/performance.md, "Import costs")
+    const { startConversionWebhook } = await import("./server.ts");
     server = await startConversionWebhook({
       port: settings.port,
       host: settings.host,

@@ -19,8 +19,7 @@ import {
   DEFAULT_BLOCKED_NETWORKS,
   trustedCas,
 } from "@quarry/resolver-sdk";
-import { getRemoteInfo2, listServerRefs } from "isomorphic-git";
-import nodeHttp from "isomorphic-git/http/node";
+import type { getRemoteInfo2, listServerRefs } from "isomorphic-git";
 import { LRUCache } from "lru-cache";
 import { basicAuthHeader } from "../credentials.ts";
 import { toSourceError } from "../network-errors.ts";
@@ -29,6 +28,34 @@ import { postLsRefs } from "./ls-refs.ts";
 import { pickRef, refCandidates, type ServerRef } from "./revision.ts";
 
 type HttpClient = Parameters<typeof listServerRefs>[0]["http"];
+
+interface IsomorphicGit {
+  getRemoteInfo2: typeof getRemoteInfo2;
+  listServerRefs: typeof listServerRefs;
+  request: HttpClient["request"];
+}
+
+let isomorphicGit: Promise<IsomorphicGit> | undefined;
+
+/**
+ * isomorphic-git and its node HTTP client, imported at the first capability advertisement (a ref
+ * lookup or an access check) rather than at start: ~3 MiB of the resolver's RSS at rest
+ * (docs/performance.md, "Import costs"). A failed import is not remembered: the next one retries.
+ */
+function loadIsomorphicGit(): Promise<IsomorphicGit> {
+  isomorphicGit ??= Promise.all([import("isomorphic-git"), import("isomorphic-git/http/node")]).then(
+    ([git, http]) => ({
+      getRemoteInfo2: git.getRemoteInfo2,
+      listServerRefs: git.listServerRefs,
+      request: http.default.request,
+    }),
+    (err: unknown) => {
+      isomorphicGit = undefined;
+      throw err;
+    },
+  );
+  return isomorphicGit;
+}
 
 /** Keep-alive agents per proxy, trust and blocked-networks setting, so the GET and POST of a lookup share a connection. */
 const agents = new Map<string, { http: HttpAgent; https: HttpsAgent }>();
@@ -69,7 +96,8 @@ function httpClient(url: string, req: SourceRequest): HttpClient {
   const pair = agentsFor(req);
   return {
     request: async (r) => {
-      const res = await nodeHttp.request({
+      const { request } = await loadIsomorphicGit();
+      const res = await request({
         ...r,
         agent: r.url.startsWith("https:") ? pair.https : pair.http,
         signal: req.signal,
@@ -179,8 +207,13 @@ export class RefDiscovery {
 
   private async learnProtocol(url: string, req: SourceRequest): Promise<ServerProtocol> {
     this.stats.advertisements++;
-    const info = await guard(url, req, () =>
-      getRemoteInfo2({ http: httpClient(url, req), url, protocolVersion: 2, headers: headers(req) }),
+    const info = await guard(url, req, async () =>
+      (await loadIsomorphicGit()).getRemoteInfo2({
+        http: httpClient(url, req),
+        url,
+        protocolVersion: 2,
+        headers: headers(req),
+      }),
     );
     const protocol: ServerProtocol =
       info.protocolVersion === 2
@@ -193,6 +226,7 @@ export class RefDiscovery {
   /** isomorphic-git's ls-refs per candidate (each after its own advertisement), then protocol v1. */
   private async resolveOld(url: string, name: string, req: SourceRequest) {
     const http = httpClient(url, req);
+    const { listServerRefs } = await guard(url, req, loadIsomorphicGit);
     const lists = await guard(url, req, () =>
       Promise.all(
         refCandidates(name).map((prefix) =>
@@ -210,6 +244,7 @@ export class RefDiscovery {
    */
   private async resolveV1(url: string, name: string, req: SourceRequest) {
     const http = httpClient(url, req);
+    const { getRemoteInfo2, listServerRefs } = await guard(url, req, loadIsomorphicGit);
     const info = await guard(url, req, () =>
       getRemoteInfo2({ http, url, protocolVersion: 2, headers: headers(req) }),
     );
