@@ -64,6 +64,10 @@ async function allResolved(batch: string[], timeoutMs = 45_000): Promise<void> {
 const resolvedBy = (r: Replica) =>
   metricSum(r, "quarry_resolution_duration_seconds_count", { type: "cluster", outcome: "succeeded" });
 
+/** Watch events of other buckets' requests a replica dropped unparsed. */
+const skipped = (r: Replica) =>
+  metricSum(r, "quarry_informer_events_skipped_total", { resource: "resolutionrequests" });
+
 /** Which live replica holds each bucket, read from the replicas and checked against the Leases. */
 async function ownership(live: Replica[]): Promise<Map<string, string>> {
   const byReplica = new Map<string, string>();
@@ -135,6 +139,7 @@ test("a burst of requests all resolve, each by the one replica holding its bucke
   const scn = scenario();
   const owner = await ownership(replicas);
   const before = await Promise.all(replicas.map(resolvedBy));
+  const skippedBefore = await Promise.all(replicas.map(skipped));
   const started = performance.now();
   const batch = await burst(60);
   await allResolved(batch);
@@ -155,6 +160,13 @@ test("a burst of requests all resolve, each by the one replica holding its bucke
     expected.every((n) => n > 0),
     `every replica had work: ${expected.join(", ")}`,
   );
+  // and each left the others' requests unparsed: at least their creation events
+  const skippedAfter = await Promise.all(replicas.map(skipped));
+  for (const [i, r] of replicas.entries())
+    assert.ok(
+      skippedAfter[i]! - skippedBefore[i]! >= batch.length - expected[i]!,
+      `${r.name} skipped ${skippedAfter[i]! - skippedBefore[i]!} events of the ${batch.length - expected[i]!} requests outside its buckets`,
+    );
 });
 
 test("SIGKILL: the dead replica's buckets move to the others once its Leases expire; no request is lost", async () => {

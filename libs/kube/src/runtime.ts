@@ -118,6 +118,16 @@ export class ServiceRuntime {
       controllers: () => this.controllers,
     });
     this.buckets = this.ownership.buckets;
+    this.metrics.meter
+      .createObservableCounter("quarry_informer_events_skipped_total", {
+        description: "Watch events of keys outside the buckets this replica leads, dropped unparsed",
+      })
+      .addCallback((r) => {
+        const byResource = new Map<string, number>();
+        for (const i of this.bucketedInformers)
+          byResource.set(i.resource, (byResource.get(i.resource) ?? 0) + i.status().skipped);
+        for (const [resource, n] of byResource) r.observe(n, { resource });
+      });
   }
 
   /** Whether this replica reconciles `key`: always without leader election, else when it leads the key's bucket. */

@@ -109,6 +109,11 @@ export class Informer<T extends KubeObject> {
     this.opts = opts;
   }
 
+  /** The resource's plural name (metrics, logs). */
+  get resource(): string {
+    return this.rt.plural;
+  }
+
   on(handlers: InformerHandlers<T>): this {
     this.handlers.push(handlers);
     return this;
