@@ -58,6 +58,7 @@ const NOT_ON_DASHBOARD = new Set([
   "quarry_git_operations_total",
   "quarry_bundle_cache_lookups_total",
   "quarry_resolution_requests_timed_out_total", // alerted on: QuarryResolutionTimeouts (the lifecycle controller's PrometheusRule)
+  "quarry_informer_events_skipped_total", // a diagnostic of HA by buckets: grows with traffic, alarms on nothing
 ]);
 
 /** Every query of the dashboard: panel targets and `label_values` variable queries, with where it is. */

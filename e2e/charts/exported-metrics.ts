@@ -12,7 +12,7 @@ import type { GitCliSource } from "@quarry/git-resolver/engine/git-cli-source";
 import { registerGitMetrics } from "@quarry/git-resolver/metrics";
 import { repoRoot } from "@quarry/harness/helm";
 import type { BucketSet, WorkQueue } from "@quarry/kube";
-import { bucketMetrics, workQueueMetrics } from "@quarry/kube";
+import { bucketMetrics, skippedEventsMetric, workQueueMetrics } from "@quarry/kube";
 import { timedOutCounter } from "@quarry/lifecycle-controller/metrics";
 import { setupMetrics } from "@quarry/observability";
 import { resolverMetrics } from "@quarry/resolver-sdk/internal";
@@ -47,6 +47,7 @@ export async function exportedMetrics(): Promise<{ text: string; metrics: Map<st
     const changes = bucketMetrics(m.meter, buckets as unknown as BucketSet);
     changes.gained();
     changes.lost();
+    skippedEventsMetric(m.meter, () => [{ resource: "resolutionrequests", status: () => ({ skipped: 3 }) }]);
 
     const resolver = resolverMetrics(m.meter);
     resolver.duration("git", "succeeded", 0.3);

@@ -50,7 +50,12 @@ export { formatDuration, parseDuration } from "./config/duration.ts";
 export { parseSize } from "./config/size.ts";
 // ha: buckets of keys led by Leases
 export { bucketLeaseName, bucketOf, MAX_BUCKETS, memberLeaseName } from "./ha/bucket-hash.ts";
-export { type BucketMetrics, bucketMetrics } from "./ha/bucket-metrics.ts";
+export {
+  type BucketMetrics,
+  bucketMetrics,
+  type SkippingCache,
+  skippedEventsMetric,
+} from "./ha/bucket-metrics.ts";
 export { BucketSet, type BucketSetOptions, type BucketStatus } from "./ha/bucket-set.ts";
 export {
   type AcquireReason,

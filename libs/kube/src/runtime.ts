@@ -18,6 +18,7 @@ import { KubeEventRecorder } from "./client/events.ts";
 import type { ResourceType } from "./client/resources.ts";
 import { LiveConfig, type LiveConfigOptions } from "./config/config.ts";
 import { parseDuration } from "./config/duration.ts";
+import { skippedEventsMetric } from "./ha/bucket-metrics.ts";
 import { BucketOwnership } from "./ha/bucket-ownership.ts";
 import type { BucketSet, BucketStatus } from "./ha/bucket-set.ts";
 import { type LeaderElectionSettings, leaderElectionFromEnv } from "./ha/leader-settings.ts";
@@ -118,16 +119,7 @@ export class ServiceRuntime {
       controllers: () => this.controllers,
     });
     this.buckets = this.ownership.buckets;
-    this.metrics.meter
-      .createObservableCounter("quarry_informer_events_skipped_total", {
-        description: "Watch events of keys outside the buckets this replica leads, dropped unparsed",
-      })
-      .addCallback((r) => {
-        const byResource = new Map<string, number>();
-        for (const i of this.bucketedInformers)
-          byResource.set(i.resource, (byResource.get(i.resource) ?? 0) + i.status().skipped);
-        for (const [resource, n] of byResource) r.observe(n, { resource });
-      });
+    skippedEventsMetric(this.metrics.meter, () => this.bucketedInformers);
   }
 
   /** Whether this replica reconciles `key`: always without leader election, else when it leads the key's bucket. */

@@ -44,3 +44,23 @@ export function bucketMetrics(meter: Meter, buckets: BucketSet | undefined): Buc
     lost: () => changes.add(1, { change: "lost" }),
   };
 }
+
+/** A cache that skips other buckets' events (an Informer made with admit). */
+export interface SkippingCache {
+  readonly resource: string;
+  status(): { skipped: number };
+}
+
+/** quarry_informer_events_skipped_total{resource}: what the bucketed caches dropped unparsed, read at scrape time. */
+export function skippedEventsMetric(meter: Meter, caches: () => readonly SkippingCache[]): void {
+  meter
+    .createObservableCounter("quarry_informer_events_skipped_total", {
+      description: "Watch events of keys outside the buckets this replica leads, dropped unparsed",
+    })
+    .addCallback((r) => {
+      const byResource = new Map<string, number>();
+      for (const c of caches())
+        byResource.set(c.resource, (byResource.get(c.resource) ?? 0) + c.status().skipped);
+      for (const [resource, n] of byResource) r.observe(n, { resource });
+    });
+}
