@@ -2,7 +2,7 @@
 // how buckets spread, move when a replica dies or leaves, and never have two
 // holders at once.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { afterEach, test } from "node:test";
 import { createLogger } from "@quarry/observability";
 import type { KubeClient, KubeObject } from "../client/client.ts";
 import { configMaps } from "../client/resources.ts";
@@ -26,6 +26,12 @@ interface Replica {
   kill(): void;
 }
 
+/** Every bucket set a test started: stopped after it, so their Lease watches end with the test. */
+const running: BucketSet[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((set) => set.stop()));
+});
+
 function fleet(count: number, extra: Partial<BucketSetOptions> = {}) {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const fake = new FakeKubeClient({ now: () => clock.now() });
@@ -37,8 +43,16 @@ function fleet(count: number, extra: Partial<BucketSetOptions> = {}) {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if (typeof value !== "function") return value;
-        return (...args: unknown[]) =>
-          dead ? Promise.reject(new Error(`${id} is dead`)) : value.apply(target, args);
+        return (...args: unknown[]) => {
+          if (!dead) return value.apply(target, args);
+          // a watch is an async iterable, not a promise: its stream fails
+          if (prop === "watch")
+            return (async function* () {
+              yield* [];
+              throw new Error(`${id} is dead`);
+            })();
+          return Promise.reject(new Error(`${id} is dead`));
+        };
       },
     }) as KubeClient;
     const events: string[] = [];
@@ -57,6 +71,7 @@ function fleet(count: number, extra: Partial<BucketSetOptions> = {}) {
       drain: async () => {},
       ...extra,
     });
+    running.push(set);
     const r: Replica = { id, set, events, kill: () => (dead = true) };
     replicas.push(r);
     const started = set.start();
@@ -189,8 +204,8 @@ test("a hand-over waits for the bucket's work in flight before releasing the Lea
   const fake = new FakeKubeClient({ now: () => clock.now() });
   let finish: () => void = () => {};
   const drained: number[] = [];
-  const make = (id: string, drain: (i: number) => Promise<void>) =>
-    new BucketSet({
+  const make = (id: string, drain: (i: number) => Promise<void>) => {
+    const set = new BucketSet({
       client: fake,
       namespace: NS,
       service: "svc",
@@ -204,6 +219,9 @@ test("a hand-over waits for the bucket's work in flight before releasing the Lea
       onLost: () => {},
       drain,
     });
+    running.push(set);
+    return set;
+  };
   const a = make("a", (i) => {
     drained.push(i);
     return new Promise<void>((resolve) => (finish = resolve));

@@ -15,6 +15,7 @@ import { type Clock, realClock } from "../time/clock.ts";
 import { bucketLeaseName, bucketOf, leaseBase, memberLeaseName } from "./bucket-hash.ts";
 import { type AcquireReason, LeaseElector, type LeaseTiming } from "./elector.ts";
 import { LeaseClient } from "./lease.ts";
+import { WatchedLeases } from "./lease-cache.ts";
 import { Membership } from "./membership.ts";
 
 export interface BucketSetOptions {
@@ -61,6 +62,7 @@ export class BucketSet {
   private readonly electors: LeaseElector[];
   private readonly membership: Membership;
   private readonly leases: LeaseClient;
+  private readonly watched: WatchedLeases;
   private readonly holding = new Set<number>();
   private handingOver = false;
   private started = false;
@@ -77,11 +79,17 @@ export class BucketSet {
     this.leases = leases;
     const base = { "app.kubernetes.io/managed-by": "quarry", "quarry.dev/service": leaseBase(opts.service) };
     const log = opts.log.child({ component: "buckets" });
+    const selector = Object.entries(base)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    this.watched = new WatchedLeases(opts.client, opts.namespace, selector, log);
+    const cache = this.watched;
     this.names = Array.from({ length: opts.count }, (_, i) => bucketLeaseName(opts.service, i, opts.count));
     this.electors = this.names.map(
       (name, index) =>
         new LeaseElector({
           leases,
+          cache,
           name,
           identity: opts.identity,
           labels: { ...base, "quarry.dev/lease": "bucket" },
@@ -108,6 +116,7 @@ export class BucketSet {
     );
     this.membership = new Membership({
       leases,
+      cache,
       name: memberLeaseName(opts.service, opts.identity),
       identity: opts.identity,
       labels: { ...base, "quarry.dev/lease": "member" },
@@ -139,6 +148,9 @@ export class BucketSet {
     if (this.started) return;
     this.started = true;
     if (this.opts.ownerConfigMap) await this.findOwner(this.opts.ownerConfigMap);
+    // one watch of the service's Leases; until it has listed, rounds read the apiserver
+    this.watched.start();
+    await this.watched.waitForSync(this.opts.timing.renewDeadlineMs);
     await this.membership.start();
     for (const e of this.electors) e.start();
   }
@@ -158,6 +170,7 @@ export class BucketSet {
   async stop(): Promise<void> {
     await Promise.all(this.electors.map((e) => e.release()));
     await this.membership.stop();
+    await this.watched.stop();
   }
 
   status(): BucketStatus {

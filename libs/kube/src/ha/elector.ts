@@ -11,6 +11,7 @@ import type { Logger } from "@quarry/observability";
 import { errorMessage, isApiError } from "../client/errors.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import { type Lease, type LeaseClient, type LeaseSpec, microTime } from "./lease.ts";
+import { type LeaseCache, LeaseView } from "./lease-cache.ts";
 
 export interface LeaseTiming {
   /** How long a follower waits, after it last saw the Lease change, before taking it over. */
@@ -71,6 +72,8 @@ export interface ElectorHooks {
 
 export interface LeaseElectorOptions {
   leases: LeaseClient;
+  /** The service's Leases as a watch sees them: read instead of a GET per round once synced. */
+  cache?: LeaseCache;
   name: string;
   identity: string;
   labels: Record<string, string>;
@@ -98,6 +101,7 @@ export class LeaseElector {
   private readonly opts: LeaseElectorOptions;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly view: LeaseView;
   private current: ElectorState = "following";
   private observed: Observed | undefined;
   /** Start of the last attempt whose renewal succeeded: leading ends renewDeadline after it. */
@@ -119,6 +123,7 @@ export class LeaseElector {
     this.identity = opts.identity;
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
+    this.view = new LeaseView(opts.cache, opts.name);
   }
 
   get state(): ElectorState {
@@ -228,7 +233,7 @@ export class LeaseElector {
     if (this.current === "stopped") return;
     const started = this.clock.now();
     try {
-      const lease = this.see(await this.opts.leases.get(this.name));
+      const lease = this.see(await this.read());
       if (this.isStopped()) return; // release() came in while reading; it clears the Lease itself
       if (this.current === "leading" || this.current === "releasing") await this.renew(lease, started);
       else await this.maybeAcquire(lease, started);
@@ -322,6 +327,7 @@ export class LeaseElector {
   private async clear(): Promise<void> {
     for (let i = 0; i < 2; i++) {
       const lease = this.see(await this.opts.leases.get(this.name));
+      this.view.saw(lease);
       if (lease?.spec?.holderIdentity !== this.identity) return;
       try {
         await this.write(lease, this.cleared(lease, this.clock.now()));
@@ -333,11 +339,28 @@ export class LeaseElector {
     }
   }
 
+  /** The Lease from the watch's cache (or this replica's newer write), else from the apiserver. */
+  private async read(): Promise<Lease | undefined> {
+    const known = this.view.read();
+    if (known !== "uncached") return known.lease;
+    const lease = await this.opts.leases.get(this.name);
+    this.view.saw(lease);
+    return lease;
+  }
+
   private async write(lease: Lease | undefined, spec: LeaseSpec): Promise<void> {
-    const written = lease
-      ? await this.opts.leases.update(lease, spec)
-      : await this.opts.leases.create(this.name, spec, this.opts.labels);
+    let written: Lease;
+    try {
+      written = lease
+        ? await this.opts.leases.update(lease, spec)
+        : await this.opts.leases.create(this.name, spec, this.opts.labels);
+    } catch (err) {
+      // what this replica knew (and perhaps the cache) is stale: the next round reads the apiserver
+      this.view.forget();
+      throw err;
+    }
     this.see(written);
+    this.view.saw(written);
   }
 
   /** Records what was read or written; a new resourceVersion restarts the expiry count. */

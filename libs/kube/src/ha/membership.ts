@@ -12,9 +12,12 @@ import { errorMessage, isApiError } from "../client/errors.ts";
 import { type Clock, realClock } from "../time/clock.ts";
 import type { LeaseTiming } from "./elector.ts";
 import { type Lease, type LeaseClient, type LeaseSpec, microTime } from "./lease.ts";
+import { type LeaseCache, LeaseView } from "./lease-cache.ts";
 
 export interface MembershipOptions {
   leases: LeaseClient;
+  /** The service's Leases as a watch sees them: listed instead of a LIST per round once synced. */
+  cache?: LeaseCache;
   /** This replica's member Lease. */
   name: string;
   identity: string;
@@ -36,6 +39,7 @@ export class Membership {
   private readonly opts: MembershipOptions;
   private readonly clock: Clock;
   private readonly seen = new Map<string, Seen>();
+  private readonly view: LeaseView;
   private live: string[];
   private own: Lease | undefined;
   private contactAt: number | undefined;
@@ -48,6 +52,7 @@ export class Membership {
     this.opts = opts;
     this.clock = opts.clock ?? realClock;
     this.live = [opts.identity];
+    this.view = new LeaseView(opts.cache, opts.name);
   }
 
   /** Identities of the live replicas, this one included, sorted. */
@@ -97,12 +102,14 @@ export class Membership {
 
   private async renewAndList(): Promise<void> {
     const { leases, labels, name, identity } = this.opts;
-    const selector = Object.entries(labels)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(",");
-    const all = await leases.list(selector);
+    const known = this.view.read();
+    const all = await this.memberLeases(known === "uncached");
     const now = this.clock.now();
-    const mine = all.find((l) => l.metadata.name === name);
+    let mine: Lease | undefined;
+    if (known === "uncached") {
+      mine = all.find((l) => l.metadata.name === name);
+      this.view.saw(mine);
+    } else mine = known.lease;
     const spec: LeaseSpec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.opts.timing.leaseDurationMs / 1000),
@@ -110,7 +117,13 @@ export class Membership {
       renewTime: microTime(now),
     };
     if (this.stopped) return;
-    this.own = mine ? await leases.update(mine, spec) : await leases.create(name, spec, labels);
+    try {
+      this.own = mine ? await leases.update(mine, spec) : await leases.create(name, spec, labels);
+    } catch (err) {
+      this.view.forget();
+      throw err;
+    }
+    this.view.saw(this.own);
     this.contactAt = now;
     const live = new Set([identity]);
     const present = new Set<string>();
@@ -126,6 +139,17 @@ export class Membership {
     }
     for (const gone of [...this.seen.keys()]) if (!present.has(gone)) this.seen.delete(gone);
     this.live = [...live].sort();
+  }
+
+  /** Every member Lease of the service: from the watch's cache, else (or after a conflict) one LIST. */
+  private memberLeases(fromApiserver: boolean): Promise<Lease[]> {
+    const { cache, labels, leases } = this.opts;
+    const matches = (l: Lease) => Object.entries(labels).every(([k, v]) => l.metadata.labels?.[k] === v);
+    if (cache && !fromApiserver) return Promise.resolve(cache.list().filter(matches));
+    const selector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    return leases.list(selector);
   }
 
   private isLive(lease: Lease, now: number): boolean {
