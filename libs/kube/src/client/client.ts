@@ -9,6 +9,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ObjectMeta } from "@quarry/api";
 import type { Dispatcher } from "undici";
+import { deadline } from "./deadline.ts";
 import { ApiError } from "./errors.ts";
 import { type HttpResponse, sendHttp } from "./http-transport.ts";
 import { type Authentication, type Connection, loadConnection } from "./kubeconfig.ts";
@@ -194,9 +195,7 @@ export class RestKubeClient implements KubeClient {
       headers["Content-Type"] = opts.contentType ?? "application/json";
       body = JSON.stringify(opts.body);
     }
-    const timeout = opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs);
-    const signals = [opts.signal, timeout].filter((x): x is AbortSignal => x !== undefined);
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const signal = opts.signal;
     const res = dispatcher
       ? await viaDispatcher(url, { method, headers, body, dispatcher, signal })
       : await sendHttp(url, { method, headers, body, agent, signal });
@@ -217,9 +216,16 @@ export class RestKubeClient implements KubeClient {
   }
 
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.send(method, path, { timeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, ...opts });
-    const text = await res.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+    const { timeoutMs } = { timeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, ...opts };
+    // the deadline covers reading the body too; released as soon as the call is over
+    const until = timeoutMs === undefined ? undefined : deadline(timeoutMs, opts.signal);
+    try {
+      const res = await this.send(method, path, { ...opts, signal: until?.signal ?? opts.signal });
+      const text = await res.text();
+      return (text ? JSON.parse(text) : undefined) as T;
+    } finally {
+      until?.release();
+    }
   }
 
   get<T extends KubeObject>(

@@ -118,6 +118,68 @@ test("a silent watch is restarted by the watchdog from the last resourceVersion,
   assert.equal(informer.get("ns", "a")?.metadata.resourceVersion, "3");
 });
 
+/** A watch answering one event every `everyMs` until `count`, then staying open and silent. */
+function steadyEvents(res: ServerResponse, name: string, everyMs: number, count: number): void {
+  let sent = 0;
+  const t = setInterval(() => {
+    sent++;
+    res.write(`${JSON.stringify({ type: "MODIFIED", object: cm(name, String(100 + sent)) })}\n`);
+    if (sent >= count) clearInterval(t);
+  }, everyMs);
+  res.on("close", () => clearInterval(t));
+}
+
+test("the watchdog spares a watch whose events keep coming, over many of its periods", async () => {
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: [cm("a", "1")], rv: "1" }),
+    // 12 events 50 ms apart: 600 ms of a live watch, four times the watchdog's 150 ms
+    onWatch: (res, n) => {
+      if (n === 1) steadyEvents(res, "a", 50, 12);
+    },
+  };
+  const client = await fakeApiserver(api);
+  const informer = new Informer<KubeObject>(client, configMaps, {
+    log,
+    namespace: "ns",
+    watchdogMs: 150,
+    resyncMs: 0,
+  });
+  informer.start();
+  await until(() => informer.get("ns", "a")?.metadata.resourceVersion === "112");
+  assert.equal(api.watches, 1, "a live watch is never restarted");
+  // then silent: restarted a period later, from the last event
+  await until(() => api.watches === 2);
+  await informer.stop();
+  assert.equal(api.lists, 1);
+});
+
+test("events of keys not admitted keep the watchdog fed: a replica leading none of their buckets keeps its watch", async () => {
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: [], rv: "1" }),
+    onWatch: (res, n) => {
+      if (n === 1) steadyEvents(res, "other", 50, 12);
+    },
+  };
+  const client = await fakeApiserver(api);
+  const informer = new Informer<KubeObject>(client, configMaps, {
+    log,
+    namespace: "ns",
+    watchdogMs: 150,
+    resyncMs: 0,
+    admit: { admits: () => false, admitsAll: () => false },
+  });
+  informer.start();
+  await until(() => informer.status().skipped === 12);
+  assert.equal(api.watches, 1, "skipped events are events: no restart while they come");
+  await until(() => api.watches === 2);
+  await informer.stop();
+  assert.equal(informer.status().objects, 0);
+});
+
 test("410 Gone relists and diffs the cache: missed deletes and adds are delivered", async () => {
   let listed = 0;
   const api: FakeApi = {

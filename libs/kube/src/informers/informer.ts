@@ -35,7 +35,7 @@ export interface InformerOptions<T = KubeObject> {
   fieldSelector?: string;
   /** Period of the slow-lane resync; 0 disables it. */
   resyncMs?: number;
-  /** A watch with no event (bookmarks count) for this long is restarted. */
+  /** A watch with no event (bookmarks and events of keys not admitted count) for this long is restarted. */
   watchdogMs?: number;
   /** Server-side watch timeout, randomised up to 2x so replicas don't reconnect in step. */
   watchTimeoutSeconds?: number;
@@ -363,16 +363,21 @@ export class Informer<T extends KubeObject> {
     const watchdogMs = this.opts.watchdogMs ?? 5 * 60_000;
     let stalled = false;
     let watchdog: NodeJS.Timeout | undefined;
-    const feedWatchdog = () => {
-      clearTimeout(watchdog);
+    // an event only notes the time; the one timer, when due, re-arms itself for what is left of
+    // the quiet period (a timer cancelled and set again per event cost every event a timer-list
+    // insertion)
+    let lastEventAt = performance.now();
+    const armWatchdog = (ms: number) => {
       watchdog = setTimeout(() => {
+        const quietMs = performance.now() - lastEventAt;
+        if (quietMs < watchdogMs) return armWatchdog(watchdogMs - quietMs);
         stalled = true;
         watchAbort.abort();
-      }, watchdogMs);
+      }, ms);
     };
     const base = this.opts.watchTimeoutSeconds ?? 300;
     try {
-      feedWatchdog();
+      armWatchdog(watchdogMs);
       const events = this.client.watch<T>(
         this.rt,
         stream.namespace,
@@ -384,10 +389,15 @@ export class Informer<T extends KubeObject> {
           fieldSelector: this.opts.fieldSelector,
         },
         signal,
-        this.opts.admit && ((line) => this.skipLine(stream, line)),
+        // an event of a key not admitted shows the watch is alive as well as any other
+        this.opts.admit &&
+          ((line) => {
+            lastEventAt = performance.now();
+            return this.skipLine(stream, line);
+          }),
       );
       for await (const event of events) {
-        feedWatchdog();
+        lastEventAt = performance.now();
         this.apply(stream, event);
       }
     } catch (err) {
@@ -404,13 +414,14 @@ export class Informer<T extends KubeObject> {
     const rv = event.object.metadata?.resourceVersion;
     if (rv) stream.resourceVersion = rv;
     if (event.type === "BOOKMARK") return;
-    if (!this.admits(objectKey(event.object))) {
+    // a transform keeps the object's name and namespace: one key before and after it
+    const key = objectKey(event.object);
+    if (!this.admits(key)) {
       // a client without raw lines (the fake) hands every event over: skipped here instead
-      this.dropUnadmitted(objectKey(event.object));
+      this.dropUnadmitted(key);
       return;
     }
     const obj = this.transformed(event.object);
-    const key = objectKey(obj);
     const old = this.cache.get(key);
     if (event.type === "DELETED") {
       this.remove(key);
