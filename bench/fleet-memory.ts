@@ -1,11 +1,15 @@
-// What the fleet costs in memory: every service as the process it is in production (--as-image: its
+// What Quarry costs in memory: every service as the process it is in production (--as-image: its
 // image's tree, `pnpm deploy`ed, relinked and type-stripped to .js as images/Dockerfile builds it;
 // else `node services/<name>/src/main.ts`; both with the charts' NODE_OPTIONS), on one control
-// plane, git server, registry, HTTP server and hub fixture. rest: each one's VmRSS after --settle s
-// idle; peak: its VmHWM over a burst of --requests mixed requests (request i, by i mod 5: a cluster
-// Task, a git file at main with cache auto, a bundle tag, a Task file by URL from an HTTP server on
-// loopback, or a Task version from the hub protocol fixture); after: its VmRSS --settle s later.
-// The issue's targets: at most 100 MiB at rest and 160 MiB at the peak, per service.
+// plane, git server, registry, HTTP server and hub fixture. --mode fleet: the eight services, one
+// process each; all-in-one: services/all-in-one running all eight components in one process, as
+// the umbrella chart's global.mode=all-in-one (its allInOne.nodeOptions); both: one, then the other,
+// each in a namespace of its own. rest: each process's VmRSS after --settle s idle; peak: its VmHWM
+// over a burst of --requests mixed requests (request i, by i mod 5: a cluster Task, a git file at
+// main with cache auto, a bundle tag, a Task file by URL from an HTTP server on loopback, or a Task
+// version from the hub protocol fixture); after: its VmRSS --settle s later.
+// The issue's targets: fleet, at most 80 MiB at rest and 120 MiB at the peak, per service;
+// all-in-one, at most 120 MiB at rest and 160 MiB at the peak.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,10 +21,10 @@ import { taskYaml } from "@quarry/harness/bundle-scenario";
 import { startHttpFixture } from "@quarry/harness/http-server";
 import { startHubFixture } from "@quarry/harness/hub-fixture";
 import { newRequest, newScenario, setConfig } from "@quarry/harness/scenario";
-import { deployServiceTree } from "@quarry/image-builder/build-layout";
-import { onePhase, runBenchmark } from "./lib/benchmark.ts";
+import { runBenchmark } from "./lib/benchmark.ts";
 import { markdownTable } from "./lib/phase-report.ts";
 import { vmKiB } from "./lib/proc.ts";
+import { MODE_CHOICES, modesOf, type QuarryMode, startQuarry } from "./lib/quarry-modes.ts";
 import { controlPlaneVersions, machineInfo } from "./lib/report.ts";
 import { createWithRetry, runBatch, trackRequests } from "./lib/requests.ts";
 import { log, sleep } from "./lib/run.ts";
@@ -48,13 +52,19 @@ const FLEET = [
 /** The burst's shares, in the order request i takes them (i mod 5). */
 const WORKLOADS = ["cluster", "git", "bundle", "http", "hub"] as const;
 
+/** The figures' targets, MiB per process (issue 27). */
+const TARGETS: Record<QuarryMode, { rest: number; peak: number }> = {
+  fleet: { rest: 80, peak: 120 },
+  "all-in-one": { rest: 120, peak: 160 },
+};
+
 /** The hub fixture's Artifact Hub catalog: the resolver's default for tasks, so requests name none. */
 const HUB_CATALOG = "tekton-catalog-tasks";
 const HUB_VERSIONS = ["0.1.0", "0.2.0"];
 
 await runBenchmark({
   name: "fleet-memory",
-  about: "Every service's RSS at rest, at a burst's peak and after it.",
+  about: "Quarry's RSS at rest, at a burst's peak and after it: each service's, or the all-in-one process's.",
   deadline: 900,
   flags: {
     requests: {
@@ -79,6 +89,12 @@ await runBenchmark({
     "as-image": {
       type: "boolean",
       help: "run each service from its image's tree (type-stripped .js), not its sources",
+    },
+    mode: {
+      type: "string",
+      default: "fleet",
+      choices: MODE_CHOICES,
+      help: "fleet (a process per service), all-in-one (one process), or both in turn",
     },
   },
 
@@ -118,24 +134,18 @@ await runBenchmark({
         versions: HUB_VERSIONS.map((version) => ({ version, yaml: taskYaml(`hub-${j}`, `echo ${version}`) })),
       });
     const { admin, info } = await ctx.controlPlane({ tekton: true });
-    const scn = await newScenario("bench-fleet", { cp: info });
-    await configureGitNamespace(scn, git, "10m");
-    await setConfig(scn, "bundle-resolver-config", {});
-    await applyClusterTasks(admin, scn.namespace, f.tasks);
     const workDir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
     ctx.defer(() => rmSync(workDir, { recursive: true, force: true }));
-    for (const name of FLEET) {
-      const entry = f["as-image"] ? join(workDir, name, "src", "main.js") : undefined;
-      if (entry) {
-        log(`pnpm deploy ${name}, relinked and type-stripped`);
-        await deployServiceTree(name, join(workDir, name));
-      }
-      // the Deployment's env names the hub API (Tekton's ARTIFACT_HUB_API)
-      const env: Record<string, string> = name === "hub-resolver" ? { ARTIFACT_HUB_API: hub.base } : {};
-      await ctx.services.start(scn, name, env, { entry });
-    }
-    const ns = scn.namespace;
-    const requests = [
+    /** A namespace of its own for a mode's run: its ConfigMaps and Tasks, no other run's requests. */
+    const namespaceFor = async (mode: QuarryMode) => {
+      const scn = await newScenario(mode === "fleet" ? "bench-fleet" : "bench-aio", { cp: info });
+      ctx.defer(() => scn.cleanup());
+      await configureGitNamespace(scn, git, "10m");
+      await setConfig(scn, "bundle-resolver-config", {});
+      await applyClusterTasks(admin, scn.namespace, f.tasks);
+      return scn;
+    };
+    const requests = (ns: string) => [
       (name: string, i: number) => clusterRequest(ns, name, i, f.tasks),
       (name: string, i: number) => gitRequest(workload, ns, name, i, { cache: "auto" }),
       (name: string, i: number) =>
@@ -155,68 +165,102 @@ await runBenchmark({
           { name: `hub-${i % f["hub-tasks"]}`, version: HUB_VERSIONS.at(-1)! },
         ),
     ];
-    return { versions, admin, ns, requests };
+    // the Deployment's env names the hub API (Tekton's ARTIFACT_HUB_API)
+    const env = (name: string): Record<string, string> =>
+      name === "hub-resolver" ? { ARTIFACT_HUB_API: hub.base } : {};
+    const imageDir = f["as-image"] ? workDir : undefined;
+    return { versions, admin, namespaceFor, requests, env, imageDir };
   },
 
-  phases: (ctx, { admin, ns, requests }) =>
-    onePhase("burst", async () => {
-      const f = ctx.flags;
-      const rss = (field: "VmRSS" | "VmHWM") =>
-        Object.fromEntries(ctx.services.running.map((s) => [s.name, MiB(vmKiB(s.pid, field))]));
-      log(`idle ${f.settle} s`);
-      await sleep(f.settle * 1000);
-      const rest = rss("VmRSS");
-      const watch = trackRequests(ctx.signal, admin, ns);
-      await watch.ready;
-      log(`burst of ${f.requests} requests`);
-      const batch = await runBatch({
-        clients: Array.from({ length: f.concurrency }, () => admin),
-        prefix: "burst",
-        n: f.requests,
-        tracker: watch.tracker,
-        signal: ctx.signal,
-        send: async (client, name, i, s) => {
-          await createWithRetry(client, requests[i % requests.length]!(name, i), { retries: 0 }, ctx.signal);
-          s.created = performance.now();
-        },
-      });
-      const peak = rss("VmHWM");
-      await watch.stop();
-      const failed = batch.samples.flatMap((s) => (s.failed === undefined ? [] : [s.failed]));
-      const seconds = round((batch.end - batch.start) / 1000, 1);
-      log(`burst done in ${seconds} s, ${failed.length} failed; idle ${f.settle} s`);
-      await sleep(f.settle * 1000);
-      const latency = summarize(batch.samples.flatMap((s) => (s.done === undefined ? [] : [s.done - s.t0])));
-      return { seconds, failed, latency, rest, peak, after: rss("VmRSS") };
-    }),
+  phases: (ctx, { admin, namespaceFor, requests, env, imageDir }) =>
+    modesOf(ctx.flags.mode).map((mode) => ({
+      name: mode,
+      run: async () => {
+        const f = ctx.flags;
+        const scn = await namespaceFor(mode);
+        const ns = scn.namespace;
+        const quarry = await startQuarry(ctx.services, scn, { mode, services: FLEET, imageDir, env });
+        const rss = (field: "VmRSS" | "VmHWM") =>
+          Object.fromEntries(quarry.procs.map((p) => [p.name, MiB(vmKiB(p.pid, field))]));
+        log(`${mode}: idle ${f.settle} s`);
+        await sleep(f.settle * 1000);
+        const rest = rss("VmRSS");
+        const watch = trackRequests(ctx.signal, admin, ns);
+        await watch.ready;
+        log(`${mode}: burst of ${f.requests} requests`);
+        const make = requests(ns);
+        const batch = await runBatch({
+          clients: Array.from({ length: f.concurrency }, () => admin),
+          prefix: "burst",
+          n: f.requests,
+          tracker: watch.tracker,
+          signal: ctx.signal,
+          send: async (client, name, i, s) => {
+            await createWithRetry(client, make[i % make.length]!(name, i), { retries: 0 }, ctx.signal);
+            s.created = performance.now();
+          },
+        });
+        const peak = rss("VmHWM");
+        await watch.stop();
+        const failed = batch.samples.flatMap((s) => (s.failed === undefined ? [] : [s.failed]));
+        const seconds = round((batch.end - batch.start) / 1000, 1);
+        log(`${mode}: burst done in ${seconds} s, ${failed.length} failed; idle ${f.settle} s`);
+        await sleep(f.settle * 1000);
+        const after = rss("VmRSS");
+        await quarry.stop();
+        const latency = summarize(
+          batch.samples.flatMap((s) => (s.done === undefined ? [] : [s.done - s.t0])),
+        );
+        return { mode, seconds, failed, latency, rest, peak, after };
+      },
+    })),
 
-  result: (ctx, { versions }, [m]) => {
-    if (!m) throw new Error("the burst did not run");
-    const { failed, ...figures } = m;
+  result: (ctx, { versions }, measured) => {
+    if (measured.length === 0) throw new Error("the burst did not run");
+    const figuresOf = ({ failed, mode, ...figures }: (typeof measured)[number]) => {
+      const t = TARGETS[mode];
+      const worst = (x: Record<string, number>) => Math.max(...Object.values(x));
+      return {
+        ...figures,
+        failed: failed.length,
+        targets: { ...t, restMet: worst(figures.rest) <= t.rest, peakMet: worst(figures.peak) <= t.peak },
+      };
+    };
+    const modes = Object.fromEntries(measured.map((m) => [m.mode, figuresOf(m)]));
     return {
       machine: machineInfo(versions),
       requests: ctx.flags.requests,
       workloads: WORKLOADS,
-      ...figures,
-      failed: failed.length,
+      mode: ctx.flags.mode,
+      // the first mode's figures at the top, as before --mode
+      ...figuresOf(measured[0]!),
+      modes,
     };
   },
 
-  report(r, ctx, _s, [m]) {
+  report(r, ctx, _s, measured) {
     const total = (x: Record<string, number>) =>
       round(
         Object.values(x).reduce((a, b) => a + b, 0),
         1,
       );
-    const rows = Object.keys(r.rest).map((name) => [name, r.rest[name], r.peak[name], r.after[name]]);
-    rows.push(["fleet (sum)", total(r.rest), total(r.peak), total(r.after)]);
-    const first = m?.failed[0] ? ` (first: ${m.failed[0]})` : "";
-    return [
-      `burst: ${r.requests} requests (${r.workloads.join("/")}), ${ctx.flags.concurrency} clients: ${r.seconds} s, p50 ${round(r.latency.p50, 0)} ms, p99 ${round(r.latency.p99, 0)} ms, ${r.failed} failed${first}`,
-      "",
-      markdownTable(["service", "rest MiB", "peak MiB", "after MiB"], rows),
-    ].join("\n");
+    return measured
+      .flatMap((m) => {
+        const x = r.modes[m.mode]!;
+        const rows = Object.keys(x.rest).map((name) => [name, x.rest[name], x.peak[name], x.after[name]]);
+        if (rows.length > 1) rows.push(["fleet (sum)", total(x.rest), total(x.peak), total(x.after)]);
+        const first = m.failed[0] ? ` (first: ${m.failed[0]})` : "";
+        const met = (ok: boolean) => (ok ? "met" : "NOT met");
+        return [
+          `${m.mode}: burst of ${r.requests} requests (${r.workloads.join("/")}), ${ctx.flags.concurrency} clients: ${x.seconds} s, p50 ${round(x.latency.p50, 0)} ms, p99 ${round(x.latency.p99, 0)} ms, ${x.failed} failed${first}`,
+          `targets per process: rest <= ${x.targets.rest} MiB ${met(x.targets.restMet)}, peak <= ${x.targets.peak} MiB ${met(x.targets.peakMet)}`,
+          "",
+          markdownTable(["process", "rest MiB", "peak MiB", "after MiB"], rows),
+          "",
+        ];
+      })
+      .join("\n");
   },
 
-  ok: (r) => r.failed === 0,
+  ok: (r) => Object.values(r.modes).every((m) => m.failed === 0),
 });

@@ -7,7 +7,7 @@
 // images' trees (pnpm deploy, relinked, type-stripped to .js, as bench/fleet-memory.ts --as-image);
 // else from the sources, which adds Node's type stripper (~17-19 MiB) to every service row.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -19,6 +19,7 @@ import { log } from "./lib/run.ts";
 import { median, round } from "./lib/stats.ts";
 import { columns, valueReport } from "./lib/value-rows.ts";
 
+/** The fleet's services, and the all-in-one process that runs them all. */
 const FLEET = [
   "lifecycle-controller",
   "cluster-resolver",
@@ -28,6 +29,7 @@ const FLEET = [
   "run-controller",
   "http-resolver",
   "hub-resolver",
+  "all-in-one",
 ] as const;
 
 /** What one child process reports. */
@@ -87,6 +89,10 @@ interface Manifest {
 }
 const manifest = (dir: string) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
 
+/** A workspace package's directory: libs/<name>, or services/<name> for a service. */
+const workspaceDir = (name: string) =>
+  existsSync(join(repoRoot, "libs", name)) ? join(repoRoot, "libs", name) : join(repoRoot, "services", name);
+
 /** Each npm dependency of `service` and its workspace libs (transitively) → a package dir declaring it. */
 function npmDependencies(service: string, into: Map<string, string>): void {
   const seen = new Set<string>();
@@ -94,7 +100,8 @@ function npmDependencies(service: string, into: Map<string, string>): void {
     if (seen.has(dir)) return;
     seen.add(dir);
     for (const name of Object.keys(manifest(dir).dependencies ?? {})) {
-      if (name.startsWith("@quarry/")) visit(join(repoRoot, "libs", name.slice("@quarry/".length)));
+      // a workspace lib, or a service another one hosts (the all-in-one process runs every service's code)
+      if (name.startsWith("@quarry/")) visit(workspaceDir(name.slice("@quarry/".length)));
       else if (!into.has(name)) into.set(name, dir);
     }
   };

@@ -2,11 +2,13 @@
 // and one registry, over the same requests: Tekton's `resolvers` process with its
 // ResolutionRequest reconciler (in Tekton's `controller`) against Quarry's lifecycle-controller and
 // its git, bundle and cluster resolvers (the http workload: its http resolver, fetching from a
-// loopback HTTP server). One phase per round, workload and side: only one side's
-// processes run at a time, started fresh and stopped after, the requests deleted between phases;
-// the order of the sides flips from one workload to the next.
+// loopback HTTP server). --mode: Quarry as a fleet (a process per service), all-in-one (those
+// components in one services/all-in-one process), or both, each a side of its own; --as-image runs
+// Quarry as its images do (type-stripped .js, the charts' NODE_OPTIONS). One phase per round,
+// workload and side: only one side's processes run at a time, started fresh and stopped after, the
+// requests deleted between phases; the order of the sides turns from one workload to the next.
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -14,7 +16,6 @@ import { LABEL_RESOLVER_TYPE, resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { startGitServer } from "@quarry/devcluster/git-server";
 import { startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
-import type { RunningService } from "@quarry/devcluster/service";
 import {
   buildTekton,
   installTektonPipelines,
@@ -38,6 +39,7 @@ import {
 } from "./lib/git-repo.ts";
 import { type PlotSeries, writePlotPng } from "./lib/plot.ts";
 import { childPids, cpuSeconds, vmKiB } from "./lib/proc.ts";
+import { MODE_CHOICES, modesOf, type QuarryMode, startQuarry } from "./lib/quarry-modes.ts";
 import { controlPlaneVersions, machineInfo, versionOf } from "./lib/report.ts";
 import { connections, createWithRetry, deleteRequests, runBatch, trackRequests } from "./lib/requests.ts";
 import { log, sleep } from "./lib/run.ts";
@@ -46,9 +48,18 @@ import { median, round, summarize } from "./lib/stats.ts";
 import { installTektonResolvers, startTektonSide } from "./lib/tekton-resolvers.ts";
 import { columns, flagParams, type ValueRow, valueReport } from "./lib/value-rows.ts";
 
-const SIDES = ["tekton", "quarry"] as const;
+/** tekton, and Quarry in each of its modes: "quarry" its fleet (the side's name before --mode), "quarry-aio" all-in-one */
+const SIDES = ["tekton", "quarry", "quarry-aio"] as const;
 type Side = (typeof SIDES)[number];
-const SIDE_STYLE = { tekton: ["Tekton", "#d9480f"], quarry: ["Quarry", "#1864ab"] } as const;
+const SIDE_OF_MODE: Record<QuarryMode, Side> = { fleet: "quarry", "all-in-one": "quarry-aio" };
+const MODE_OF_SIDE: Partial<Record<Side, QuarryMode>> = { quarry: "fleet", "quarry-aio": "all-in-one" };
+const SIDE_STYLE = {
+  tekton: ["Tekton", "#d9480f"],
+  quarry: ["Quarry", "#1864ab"],
+  "quarry-aio": ["Quarry all-in-one", "#2b8a3e"],
+} as const;
+/** The sides a run measures: Tekton and Quarry in each mode --mode names. */
+const sidesOf = (mode: string): Side[] => ["tekton", ...modesOf(mode).map((m) => SIDE_OF_MODE[m])];
 const WORKLOADS = ["mixed", "burst", "large", "http"] as const;
 type Workload = (typeof WORKLOADS)[number];
 /** Quarry's processes per workload: the http workload needs only the http resolver */
@@ -102,6 +113,16 @@ const FLAGS = {
     help: "a subset of the workloads",
   },
   rounds: { type: "int", default: 1, min: 1, help: "runs of each side per workload, alternating" },
+  mode: {
+    type: "string",
+    default: "fleet",
+    choices: MODE_CHOICES,
+    help: "Quarry's side: fleet (a process per service), all-in-one (one process), or both, two sides",
+  },
+  "as-image": {
+    type: "boolean",
+    help: "run Quarry from its images' trees (type-stripped .js, the charts' NODE_OPTIONS), not its sources",
+  },
   timeout: {
     type: "string",
     default: "10m",
@@ -207,21 +228,20 @@ function sideStats(procs: readonly { name: string; pid: number }[]) {
 
 /** Starts one side's processes; their names and pids (for the figures) and how to stop them. */
 async function startSide(ctx: Ctx, s: Setup, w: Workload, side: Side, runNo: number) {
-  const { admin, info } = s.plane;
-  if (side === "quarry") {
-    const services = quarryServices(w);
-    const started: RunningService[] = [];
-    for (const service of services) {
-      const env: Record<string, string> =
-        service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: join(info.dir, `git-cache-${runNo}`) } : {};
-      started.push((await ctx.services.start(s.scn, service, env)).svc);
-    }
-    return {
-      procs: started.map((svc, k) => ({ name: services[k]!, pid: svc.pid })),
-      stop: () => ctx.services.stop(started),
-    };
+  const { info } = s.plane;
+  const mode = MODE_OF_SIDE[side];
+  if (mode) {
+    const gitCache = join(info.dir, `git-cache-${runNo}`);
+    const started = await startQuarry(ctx.services, s.scn, {
+      mode,
+      services: quarryServices(w),
+      imageDir: s.imageDir,
+      env: (service): Record<string, string> =>
+        service === "git-resolver" ? { QUARRY_GIT_CACHE_DIR: gitCache } : {},
+    });
+    return { procs: started.procs.map(({ name, pid }) => ({ name, pid })), stop: started.stop };
   }
-  return startTektonSide(admin, {
+  return startTektonSide(s.plane.admin, {
     cp: info,
     tektonDir: s.tektonDir,
     logFile: (name) => join(s.logDir, `tekton-${name}-${runNo}.log`),
@@ -305,6 +325,8 @@ async function measure(ctx: Ctx, s: Setup, w: Workload, side: Side, round_: numb
   const r = {
     workload: w,
     side,
+    /** Quarry's mode on a Quarry side */
+    ...(MODE_OF_SIDE[side] ? { mode: MODE_OF_SIDE[side] } : {}),
     round: round_,
     requests: samples.length,
     completed: done.length,
@@ -359,15 +381,36 @@ const FIGURES: Record<string, (r: RunResult) => number> = {
   "CPU, processes + children (s)": (r) => r.total.cpuSeconds,
 };
 
-/** A workload's figures: per row, each side's median and Quarry ÷ Tekton. */
-function figures(w: Workload, runs: readonly RunResult[]) {
+/**
+ * A workload's figures: per row, each side's median and Quarry ÷ Tekton. `quarry` and `ratio` are
+ * the fleet's (all-in-one's when only it ran, as params.mode says); `allInOne` and `allInOneRatio`
+ * the all-in-one process's when it ran.
+ */
+function figures(w: Workload, runs: readonly RunResult[], modes: readonly QuarryMode[]) {
   const of = (side: Side, get: (r: RunResult) => number) =>
     median(runs.filter((r) => r.workload === w && r.side === side).map(get));
+  const ratioOf = (quarry: number, tekton: number) =>
+    tekton > 0 && Number.isFinite(quarry) ? round(quarry / tekton, 2) : Number.NaN;
+  const first = SIDE_OF_MODE[modes[0]!];
   return Object.fromEntries(
     Object.entries(FIGURES).map(([label, get]) => {
-      const [tekton, quarry] = [of("tekton", get), of("quarry", get)];
-      const ratio = tekton > 0 && Number.isFinite(quarry) ? round(quarry / tekton, 2) : Number.NaN;
-      return [label, { tekton, quarry, ratio }];
+      const [tekton, quarry] = [of("tekton", get), of(first, get)];
+      const row: {
+        tekton: number;
+        quarry: number;
+        ratio: number;
+        allInOne?: number;
+        allInOneRatio?: number;
+      } = {
+        tekton,
+        quarry,
+        ratio: ratioOf(quarry, tekton),
+      };
+      if (modes.includes("all-in-one")) {
+        row.allInOne = of("quarry-aio", get);
+        row.allInOneRatio = ratioOf(row.allInOne, tekton);
+      }
+      return [label, row];
     }),
   );
 }
@@ -375,11 +418,13 @@ function figures(w: Workload, runs: readonly RunResult[]) {
 const plotFile = (dir: string, w: Workload) => join(dir, `tekton-vs-quarry-${w}.png`);
 
 /** Completions over time (mixed, burst, http) or latency per commit (large), one series per side's first round. */
-function plot(w: Workload, measured: readonly Measured[], f: Ctx["flags"]): void {
+function plot(w: Workload, measured: readonly Measured[], f: Ctx["flags"], sides: readonly Side[]): void {
   const n = { mixed: f.mixed, burst: f.burst, http: f.http, large: f["large-commits"] }[w];
-  const series = SIDES.flatMap((side): PlotSeries[] => {
+  const series = sides.flatMap((side): PlotSeries[] => {
     const m = measured.find((x) => x.run.workload === w && x.run.side === side);
-    const [label, color] = SIDE_STYLE[side];
+    const [name, color] = SIDE_STYLE[side];
+    // beside the all-in-one process, the fleet is named as one
+    const label = side === "quarry" && sides.includes("quarry-aio") ? "Quarry fleet" : name;
     if (!m) return [];
     if (w !== "large") return [{ label: `${label} (${m.run.completed}/${n})`, color, points: m.completions }];
     return [{ label, color, markers: true, points: m.run.perRequestMs.map((ms, i) => [i, ms]) }];
@@ -483,6 +528,9 @@ async function setup(ctx: Ctx) {
   }
   const logDir = mkdtempSync(join(tmpdir(), "quarry-tekton-vs-quarry-logs-"));
   log(`Tekton's logs: ${logDir}`);
+  /** --as-image: Quarry's image trees, deployed at a side's first start */
+  const imageDir = f["as-image"] ? mkdtempSync(join(tmpdir(), "bench-tvq-images-")) : undefined;
+  if (imageDir) ctx.defer(() => rmSync(imageDir, { recursive: true, force: true }));
   const s = {
     versions,
     tektonDir,
@@ -502,6 +550,7 @@ async function setup(ctx: Ctx) {
     httpDigests,
     /** Tekton's logs, kept after the run */
     logDir,
+    imageDir,
     /** stops the side running now, if the run stops in a phase */
     stopSide: undefined as (() => Promise<void>) | undefined,
   };
@@ -521,10 +570,16 @@ await runBenchmark({
 
   phases: (ctx, s) => {
     const workloads = ctx.flags.workloads as Workload[];
+    const sides = sidesOf(ctx.flags.mode);
+    // two sides flip from one workload to the next; three turn, so each goes first in turn
+    const turn = (k: number) =>
+      sides.length === 2
+        ? k % 2 === 0
+          ? sides
+          : [...sides].reverse()
+        : sides.map((_, i) => sides[(i + k) % sides.length]!);
     const order = Array.from({ length: ctx.flags.rounds }, (_, r) =>
-      workloads.flatMap((w, wi) =>
-        ((r + wi) % 2 === 0 ? SIDES : [...SIDES].reverse()).map((side) => ({ w, side, r })),
-      ),
+      workloads.flatMap((w, wi) => turn(r + wi).map((side) => ({ w, side, r }))),
     ).flat();
     return order.map(({ w, side, r }, runNo) => ({
       name: `${w}-${side}-${r}`,
@@ -536,16 +591,17 @@ await runBenchmark({
     const f = ctx.flags;
     const workloads = f.workloads as Workload[];
     const runs = measured.map((m) => m.run);
+    const modes = modesOf(f.mode);
     if (f.plots) {
       mkdirSync(f.plots, { recursive: true });
-      for (const w of workloads) plot(w, measured, f);
+      for (const w of workloads) plot(w, measured, f, sidesOf(f.mode));
     }
     return {
       benchmark: "tekton-vs-quarry",
       date: new Date().toISOString(),
       machine: machineInfo(s.versions),
       params: { ...flagParams(f), burstClients: BURST_CLIENTS, largeRepo: s.largeRepo },
-      figures: Object.fromEntries(workloads.map((w) => [w, figures(w, runs)])),
+      figures: Object.fromEntries(workloads.map((w) => [w, figures(w, runs, modes)])),
       runs,
       seconds: round((performance.now() - ctx.startedAt) / 1000, 1),
     };
@@ -553,7 +609,17 @@ await runBenchmark({
 
   report(r, ctx) {
     const workloads = Object.keys(r.figures) as Workload[];
-    const ratios = workloads.map((w) => [w, (row: string) => r.figures[w]![row]!.ratio] as const);
+    const modes = modesOf(ctx.flags.mode);
+    const ratios = workloads.flatMap((w) => {
+      const row = (name: string) => r.figures[w]![name]!;
+      const label = (m: QuarryMode) => (modes.length > 1 ? `${w} (${m})` : w);
+      return [
+        [label(modes[0]!), (name: string) => row(name).ratio] as const,
+        ...(modes.length > 1
+          ? [[label("all-in-one"), (name: string) => row(name).allInOneRatio ?? Number.NaN] as const]
+          : []),
+      ];
+    });
     const md = columns([["Quarry ÷ Tekton", (row: string) => row], ...ratios], Object.keys(FIGURES));
     const processes = r.runs.map((x): ValueRow => {
       const byName = Object.fromEntries(x.processes.map(({ name, pid, ...p }) => [name, p]));
@@ -563,7 +629,15 @@ await runBenchmark({
       ];
     });
     const plots = ctx.flags.plots ? workloads.map((w) => plotFile(ctx.flags.plots, w)).join(", ") : undefined;
-    const sides = `Tekton ${TEKTON_VERSION} (controller + resolvers) vs Quarry (lifecycle-controller + git/bundle/cluster resolvers; http: + http resolver only)`;
+    const quarry = modes
+      .map((m) =>
+        m === "fleet"
+          ? "Quarry's fleet (lifecycle-controller + git/bundle/cluster resolvers; http: + http resolver only)"
+          : "Quarry all-in-one (those components in one process)",
+      )
+      .join(" and ");
+    const form = ctx.flags["as-image"] ? "as its images run it" : "from the sources";
+    const sides = `Tekton ${TEKTON_VERSION} (controller + resolvers) vs ${quarry}, ${form}`;
     const spec: ValueRow[] = [
       ["sides", `${sides}; medians over ${ctx.flags.rounds} run(s) per side; ratios are Quarry/Tekton`],
       ...Object.entries(r.figures),

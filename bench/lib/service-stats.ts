@@ -3,6 +3,7 @@
 // CPU read just before it is stopped; the set of services a benchmark runs,
 // and their warnings.
 
+import type { StartAs } from "@quarry/devcluster/scenario";
 import type { RunningService } from "@quarry/devcluster/service";
 import type { Scenario } from "@quarry/harness/scenario";
 import { cpuSeconds, RssSampler, vmKiB } from "./proc.ts";
@@ -91,7 +92,7 @@ export class BenchServices {
     scn: Scenario,
     service: string,
     env: Record<string, string> = {},
-    as: { entry?: string } = {},
+    as: StartAs = {},
   ): Promise<{ svc: RunningService; stats: ServiceStats }> => {
     const svc = await scn.start(service, { LOG_LEVEL: this.logLevel, ...env }, as);
     this.run.track(svc.pid);

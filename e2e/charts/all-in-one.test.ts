@@ -82,8 +82,8 @@ describe("umbrella, global.mode=all-in-one", () => {
     assert.equal(e.QUARRY_GIT_CACHE_DIR, "/tmp/git-cache");
     assert.equal(e.QUARRY_RUN_FLAVOURS, "auto");
     assert.equal(e.ARTIFACT_HUB_API, "https://artifacthub.io/");
-    // unset: each controller keeps its own default worker count
-    assert.equal("QUARRY_CONCURRENCY" in e, false);
+    // 32 workers for every controller: the resolvers share one, sized below a fleet git resolver's 128
+    assert.equal(e.QUARRY_CONCURRENCY, "32");
     assert.equal(e.QUARRY_LEASE_OWNER_CONFIGMAP, "quarry-all-in-one-config");
     assert.ok(find(docs, "ConfigMap", "quarry-all-in-one-config"));
   });

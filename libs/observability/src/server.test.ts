@@ -89,3 +89,27 @@ test("a check's info goes into the probe's body beside status and detail", async
   assert.equal(readyz.status, 200);
   assert.deepEqual(await readyz.json(), { status: "ok", buckets: { held: ["svc.00-of-02"], total: 2 } });
 });
+
+test("unknown paths answer 404, HEAD as GET without a body; close ends kept-alive sockets", async (t) => {
+  const log = createLogger({ service: "s", destination: { write: () => {} } });
+  const server = await startOpsServer({
+    port: 0,
+    host: "127.0.0.1",
+    log,
+    metrics: { render: async () => "up 1\n" },
+    checks: { healthy: () => true, ready: () => true },
+  });
+  let closed = false;
+  t.after(() => (closed ? undefined : server.close()));
+  const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
+  assert.equal((await fetch(url("/nothing"))).status, 404);
+  assert.equal((await fetch(url("/metrics?x=1"))).status, 200);
+  assert.equal((await fetch(url("/readyz"), { method: "POST" })).status, 404);
+  const head = await fetch(url("/metrics"), { method: "HEAD" });
+  assert.equal(head.status, 200);
+  assert.equal(head.headers.get("content-length"), "5");
+  assert.equal(await head.text(), "");
+  // fetch keeps its socket alive: close must not wait for it
+  await server.close();
+  closed = true;
+});

@@ -14,8 +14,8 @@ import { kubeSecretReader } from "./policy/secrets.ts";
 import { GitResolver } from "./resolver.ts";
 
 /**
- * Workers when QUARRY_CONCURRENCY is not set (the chart sets it: `concurrency`, 32 for this
- * service). A git resolution mostly waits, on the server or on a batch of blobs being fetched,
+ * Workers when QUARRY_CONCURRENCY is not set (the chart sets it: `concurrency`, 128 for this
+ * service, 32 for the all-in-one process). A git resolution mostly waits, on the server or on a batch of blobs being fetched,
  * and batching only gathers the requests in flight: with 8 workers a burst of first reads
  * fetched at most 8 blobs at a time (docs/performance.md, "Under bursts").
  */
