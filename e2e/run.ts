@@ -4,8 +4,9 @@
 // starts in the background while the other scenarios run; those come first and
 // the node's scenarios wait for it (harness/node.ts: sharedNode).
 import { spawn } from "node:child_process";
-import { readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { startControlPlane } from "@quarry/devcluster/controlplane";
 import {
   installQuarryApi,
@@ -24,28 +25,52 @@ import {
 import { repoRoot } from "@quarry/devcluster/paths";
 import { buildTekton } from "@quarry/devcluster/tekton";
 import { adminClient } from "@quarry/harness/env";
+import { allInOneFiles, fleetFiles, RUNNER_MODES, type RunnerMode } from "./modes.ts";
 
-// --in-cluster: the suite in e2e/in-cluster (helm installs the fleet as pods), against a control
-// plane configured as a real cluster is (ServiceAccount admission on), every file on the node
-const inCluster = process.argv[2] === "--in-cluster";
-const filter = process.argv.slice(inCluster ? 3 : 2);
+// --in-cluster: the suite in e2e/in-cluster (helm installs Quarry as pods, in each mode its files
+// name), against a control plane configured as a real cluster is (ServiceAccount admission on),
+// every file on the node. --mode (e2e/modes.ts): which scenario files run in the fleet mode and
+// which in all-in-one mode (the services a file starts run as components of one process).
+const args = process.argv.slice(2);
+const inCluster = args[0] === "--in-cluster";
+if (inCluster) args.shift();
+let mode: RunnerMode = "ci";
+const modeAt = args.indexOf("--mode");
+if (modeAt >= 0) {
+  const m = args[modeAt + 1] ?? "";
+  if (!(RUNNER_MODES as readonly string[]).includes(m) || inCluster) {
+    console.error(
+      inCluster
+        ? "--mode is for the scenarios; the in-cluster files name their mode"
+        : `--mode must be one of ${RUNNER_MODES.join(", ")}`,
+    );
+    process.exit(2);
+  }
+  mode = m as RunnerMode;
+  args.splice(modeAt, 2);
+}
+const filter = args;
 const scenarioDir = join(repoRoot, "e2e", inCluster ? "in-cluster" : "scenarios");
 const files = readdirSync(scenarioDir)
   .filter((f) => f.endsWith(".test.ts"))
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
-const nodeFiles = inCluster ? files : files.filter(needsNode);
+const fleet = inCluster ? files : fleetFiles(files, mode);
+const allInOne = inCluster ? [] : allInOneFiles(files, mode);
+const selected = [...new Set([...fleet, ...allInOne])];
+const nodeFiles = inCluster ? files : selected.filter(needsNode);
 // Tekton Pipelines' own controller as Quarry's client (dev/harness/src/tekton.ts) and its resolvers
 // beside Quarry's (dev/harness/src/tekton-differential.ts): their build (minutes the first time;
 // quarry_setup starts it too) goes on while the other scenarios run, and the scenarios run
 // build-tekton.sh again, which waits on the build's lock or reports its error.
-const tektonFiles = files.filter((f) => /^tekton-(interop-|differential)/.test(basename(f)));
+const tektonFiles = selected.filter((f) => /^tekton-(interop-|differential)/.test(basename(f)));
 if (tektonFiles.length > 0) void buildTekton().catch(() => {});
-// node --test starts files in this order: Tekton's and the node's scenarios last, so they rarely wait
-const ordered = [
-  ...files.filter((f) => !nodeFiles.includes(f) && !tektonFiles.includes(f)),
-  ...tektonFiles.filter((f) => !nodeFiles.includes(f)),
-  ...nodeFiles,
+// node --test starts files in this order: Tekton's and the node's scenarios last, so they rarely
+// wait; in each group the fleet mode's files, then the all-in-one mode's
+const groups = [
+  (f: string) => !nodeFiles.includes(f) && !tektonFiles.includes(f),
+  (f: string) => tektonFiles.includes(f) && !nodeFiles.includes(f),
+  (f: string) => nodeFiles.includes(f),
 ];
 
 // Which run CRDs the shared control plane gets: Quarry's by default; "tekton" runs the suite
@@ -107,6 +132,8 @@ try {
     QUARRY_E2E_DIR: cp.dir,
     QUARRY_E2E_KUBECONFIG: cp.adminKubeconfig,
     QUARRY_E2E_RUN_CRDS: runCrds,
+    // the fleet mode unless a file's wrapper says all-in-one
+    QUARRY_E2E_MODE: "fleet",
     ...(nodeFiles.length > 0 && {
       QUARRY_E2E_NODE: NODE_NAME,
       QUARRY_E2E_NODE_STATE: nodeState,
@@ -117,7 +144,25 @@ try {
   // in-cluster files install Quarry's API with its chart (quarry-crds)
   if (!inCluster) await installQuarryApi(adminClient({ ...cp }), { runCrds });
   await installTektonCrds(adminClient({ ...cp }));
-  // in-cluster files each install the whole fleet: one at a time
+  // a file in all-in-one mode: a module that sets the mode for its test process, then loads it
+  const wrapperDir = join(cp.dir, "all-in-one-mode");
+  mkdirSync(wrapperDir, { recursive: true });
+  const wrapped = allInOne.map((f) => {
+    const wrapper = join(wrapperDir, `${basename(f, ".test.ts")}.all-in-one.test.mjs`);
+    writeFileSync(
+      wrapper,
+      `// ${f} in all-in-one mode (e2e/run.ts)\nprocess.env.QUARRY_E2E_MODE = "all-in-one";\nawait import(${JSON.stringify(pathToFileURL(f).href)});\n`,
+    );
+    return wrapper;
+  });
+  const runs = [
+    ...fleet.map((file) => ({ file, path: file })),
+    ...allInOne.map((file, i) => ({ file, path: wrapped[i]! })),
+  ];
+  const ordered = groups.flatMap((g) => runs.filter((r) => g(r.file)).map((r) => r.path));
+  if (allInOne.length > 0)
+    console.log(`e2e: ${fleet.length} files in the fleet mode, ${allInOne.length} in all-in-one mode`);
+  // in-cluster files each install the whole of Quarry: one at a time
   const concurrency = process.env.QUARRY_E2E_CONCURRENCY ?? (inCluster ? "1" : "3");
   code = await new Promise<number>((resolve) => {
     const child = spawn(

@@ -14,8 +14,10 @@ echo "== generated validators (ajv standalone)"; node scripts/gen-validators.ts 
 echo "== rendered deploy/ (charts)"; bash scripts/render-deploy.sh --check
 echo "== charts: helm lint and template tests"; pnpm test:charts
 echo "== unit tests"; pnpm test:unit
-echo "== e2e (real kube-apiserver)"; pnpm test:e2e
-echo "== in-cluster e2e (helm installs the fleet as pods on the real node)"; pnpm test:e2e:cluster
+# every scenario file in the fleet mode, and e2e/modes.ts's CI set (a few minutes more, in the same
+# run) again with the services as components of one all-in-one process
+echo "== e2e (real kube-apiserver; fleet and all-in-one modes)"; pnpm test:e2e
+echo "== in-cluster e2e (helm installs Quarry as pods on the real node, fleet and all-in-one)"; pnpm test:e2e:cluster
 # after the e2e runner's node is gone: the demo starts its own (one node per machine)
 echo "== demo (its own control plane and node)"; pnpm test:demo
 # images/Dockerfile itself (the e2e runs the layout build of the same tree): the git resolver's

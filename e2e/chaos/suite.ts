@@ -14,6 +14,7 @@ import { writeFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type AnyRun, type ResolutionRequest, resolutionRequests } from "@quarry/api";
+import { e2eMode } from "@quarry/harness/env";
 import { FLAVOURS, resourceOf, runSucceeded } from "@quarry/harness/runs";
 import { dataOf, succeeded } from "@quarry/harness/scenario";
 import { type FaultTimings, faultsFor } from "./faults.ts";
@@ -370,6 +371,7 @@ export function chaosSuite(full: boolean): void {
 
     const report = {
       mode: form.mode,
+      services: e2eMode(),
       requests: requests.length,
       runs: runs.length,
       runRequests: children.length,

@@ -10,6 +10,10 @@
 // hubs of the hub resolver. With pipes (the full form), a real node
 // (dev/devcluster/src/node.ts) joins this control plane and the pipe resolver
 // joins the fleet, with one Pipe whose pod echoes a param into a ConfigMap.
+// In all-in-one mode (QUARRY_E2E_MODE) the lifecycle controller, the resolvers
+// and the run-controller are components of one services/all-in-one process
+// with one stall proxy, and the SIGKILL fault kills that process (all of them
+// at once); wait-task, no component, stays a process of its own.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,7 +28,7 @@ import { grantOptInRules } from "@quarry/devcluster/opt-in-rbac";
 import { craneDigest, type Registry, startRegistry, tknBundlePush } from "@quarry/devcluster/registry";
 import type { RunningService } from "@quarry/devcluster/service";
 import { TASK_YAML } from "@quarry/harness/bundle-scenario";
-import { adminClient } from "@quarry/harness/env";
+import { adminClient, e2eMode } from "@quarry/harness/env";
 import { type HttpFixture, startHttpFixture, task } from "@quarry/harness/http-server";
 import { type HubFixture, startHubFixture } from "@quarry/harness/hub-fixture";
 import { hubTask } from "@quarry/harness/hub-scenario";
@@ -58,11 +62,25 @@ export const SERVICES = [
 ] as const;
 /** The pipe resolver, in the fleet when the world has a node. */
 export const PIPE_RESOLVER = "pipe-resolver";
-export type ServiceName = (typeof SERVICES)[number] | typeof PIPE_RESOLVER;
+/** In all-in-one mode: the one process whose components are the services but wait-task. */
+export const ALL_IN_ONE = "all-in-one";
+export type ServiceName = (typeof SERVICES)[number] | typeof PIPE_RESOLVER | typeof ALL_IN_ONE;
+type Component = Exclude<ServiceName, "wait-task" | typeof ALL_IN_ONE>;
 
-/** The fleet of a world with or without pipes, in the order the SIGKILL fault visits it. */
-export const servicesOf = (pipes: boolean): readonly ServiceName[] =>
-  pipes ? [...SERVICES, PIPE_RESOLVER] : SERVICES;
+/** The services in the all-in-one process of a world with or without pipes. */
+const componentsOf = (pipes: boolean): Component[] => {
+  const out: Component[] = [];
+  for (const s of SERVICES) if (s !== "wait-task") out.push(s);
+  if (pipes) out.push(PIPE_RESOLVER);
+  return out;
+};
+
+/**
+ * The processes of a world with or without pipes, in the order the SIGKILL fault visits them:
+ * each service in the fleet mode; the all-in-one process and wait-task in all-in-one mode.
+ */
+export const servicesOf = (pipes: boolean, allInOne = e2eMode() === "all-in-one"): readonly ServiceName[] =>
+  allInOne ? [ALL_IN_ONE, "wait-task"] : pipes ? [...SERVICES, PIPE_RESOLVER] : SERVICES;
 
 /** The Pipe every pipe request of the load names: its pod writes the request's `n` param to a ConfigMap. */
 export const CHAOS_PIPE = "chaos";
@@ -234,7 +252,7 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
     }
 
     const apiPort = Number(new URL(cp.server).port);
-    const env: Record<ServiceName, Record<string, string>> = {
+    const env: Record<Exclude<ServiceName, typeof ALL_IN_ONE>, Record<string, string>> = {
       "lifecycle-controller": {},
       "git-resolver": { QUARRY_GIT_CACHE_DIR: cacheDir },
       "bundle-resolver": {},
@@ -252,28 +270,33 @@ export async function startChaosWorld(watchdog = DEFAULT_WATCHDOG, withPipes = f
         proxy = await startStallProxy({ host: "127.0.0.1", port: apiPort });
         proxies.set(name, proxy);
       }
-      // the service's own kubeconfig (its ServiceAccount's token), with the proxy as the server
-      const id = await s.identity(name);
+      // the process's own kubeconfig (its ServiceAccount's token), with the proxy as the server
+      const components = componentsOf(withPipes);
+      const id = name === ALL_IN_ONE ? await s.allInOne!.identity(components) : await s.identity(name);
       const proxied = join(cp.dir, `chaos-${name}.kubeconfig`);
       writeFileSync(proxied, readFileSync(id.kubeconfig, "utf8").split(cp.server).join(proxy.server));
-      const svc = await s.start(
-        name,
-        {
-          ...env[name],
-          KUBECONFIG: proxied,
-          QUARRY_WATCH_WATCHDOG: watchdog,
-          // as the charts ship them: leader election on, one bucket; a restarted process keeps its
-          // identity, as a container restarted in its pod keeps POD_NAME
-          QUARRY_LEADER_ELECTION: "on",
-          QUARRY_BUCKETS: "1",
-          POD_NAME: `chaos-${name}`,
-        },
-        {
-          // a kubelet waits as long as it takes: on a machine shared with other runs, a restart's
-          // imports alone took over 30 s (load average ~19 on 2 cores)
-          readyTimeoutMs: READY_TIMEOUT_MS,
-        },
-      );
+      const common = {
+        KUBECONFIG: proxied,
+        QUARRY_WATCH_WATCHDOG: watchdog,
+        // as the charts ship them: leader election on, one bucket; a restarted process keeps its
+        // identity, as a container restarted in its pod keeps POD_NAME
+        QUARRY_LEADER_ELECTION: "on",
+        QUARRY_BUCKETS: "1",
+        POD_NAME: `chaos-${name}`,
+      };
+      // a kubelet waits as long as it takes: on a machine shared with other runs, a restart's
+      // imports alone took over 30 s (load average ~19 on 2 cores)
+      const as = { readyTimeoutMs: READY_TIMEOUT_MS };
+      let svc: RunningService;
+      if (name === ALL_IN_ONE) {
+        // every component's env in the one process's (the chart merges the services' env values so)
+        await s.startAll(
+          components,
+          { ...Object.assign({}, ...components.map((c) => env[c])), ...common },
+          as,
+        );
+        svc = s.allInOne!.process!;
+      } else svc = await s.start(name, { ...env[name], ...common }, as);
       current.set(name, svc);
       void svc.exited.then(({ code, signal }) => {
         if (stopping || onPurpose.has(svc)) return;

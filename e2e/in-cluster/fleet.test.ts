@@ -16,21 +16,13 @@
 // The tests run in order on one install: each step is the state the next starts from.
 import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
-import { buildStandardRepo, type StandardRepo } from "@quarry/devcluster/git-repos";
-import { type GitServer, startGitServer } from "@quarry/devcluster/git-server";
 import { kinds } from "@quarry/devcluster/kinds";
-import { tektonLayer } from "@quarry/devcluster/oci-layout";
-import { type Registry, startRegistry } from "@quarry/devcluster/registry";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { pushLayout, taskYaml } from "@quarry/harness/bundle-scenario";
-import { type HubFixture, startHubFixture } from "@quarry/harness/hub-fixture";
 import { hubTask } from "@quarry/harness/hub-scenario";
 import {
   helm,
@@ -43,11 +35,11 @@ import {
   sumMetric,
   waitDeploymentsAvailable,
 } from "@quarry/harness/in-cluster";
+import { type InClusterSources, startInClusterSources } from "@quarry/harness/in-cluster-sources";
 import { type Pod, type SharedNode, sharedNode } from "@quarry/harness/node";
 import {
   createRequest,
   dataOf,
-  newRequest,
   resolvedOk,
   succeeded,
   taskManifest,
@@ -63,22 +55,12 @@ const BUCKETS = 6;
 // short while a switched-off source is shown failing; Tekton's default (1m) from the upgrade on
 const GLOBAL_TIMEOUT = "20s";
 const DEFAULT_GLOBAL_TIMEOUT = "1m";
-/** Tekton's resolvers namespace, where the suite keeps Tekton's hubresolver-config. */
-const TEKTON_NS = "tekton-pipelines-resolvers";
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
-const typeLabel = (type: string) => ({ "resolution.tekton.dev/type": type });
 
 const scenario = useScenario("tenant");
 let node: SharedNode;
-let git: GitServer;
-let repo: StandardRepo;
-let registry: Registry;
-let bundleRef: string;
-/** A plain HTTP server on the host's pod-network address serving /task.yaml (the http resolver's source). */
-let web: Server;
-let webBase: string;
-/** An Artifact Hub protocol fixture on the same address (the hub resolver's source, its artifact-hub-urls). */
-let hub: HubFixture;
+/** git, a registry, a web server and a hub fixture on the host's pod-network address. */
+let sources: InClusterSources;
 let valuesFile: string;
 let values: Record<string, Record<string, unknown>>;
 
@@ -87,28 +69,7 @@ before(async () => {
   const t0 = Date.now();
   const images = await importServiceImages(node);
   console.log(`${services.length} images built or found and imported in ${Date.now() - t0} ms`);
-  // the sources listen on the host's pod-network address: pods cannot reach the host's loopback
-  git = await startGitServer({ address: node.hostAddress });
-  repo = await buildStandardRepo(git.root);
-  registry = await startRegistry({ address: node.hostAddress });
-  bundleRef = registry.ref("team/tasks:v1");
-  web = createServer((req, res) => {
-    if (req.url === "/task.yaml") return void res.end(taskYaml("fetched-over-http"));
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => web.listen(0, node.hostAddress, r));
-  webBase = `http://${node.hostAddress}:${(web.address() as AddressInfo).port}`;
-  hub = await startHubFixture({ address: node.hostAddress });
-  hub.add({
-    hub: "artifact",
-    catalog: "tekton-catalog-tasks",
-    kind: "task",
-    name: "git-clone",
-    versions: [{ version: "0.9.0", yaml: hubTask("git-clone", "fetched-from-hub") }],
-  });
-  await pushLayout(bundleRef, {
-    layers: [tektonLayer({ kind: "task", name: "hello", content: taskYaml("hello") })],
-  });
+  sources = await startInClusterSources(node, scenario().admin);
 
   // <registry>/<repository>:<tag> as built (quarry.local/<service>:local) → the charts' image values
   const image = (service: string) => {
@@ -122,8 +83,8 @@ before(async () => {
       pullPolicy: "Never",
     };
   };
-  values = {};
-  for (const s of services) values[s] = { image: image(s) };
+  values = sources.values();
+  for (const s of services) values[s] = { ...values[s], image: image(s) };
   Object.assign(values["lifecycle-controller"]!, {
     config: { "default-maximum-resolution-timeout": GLOBAL_TIMEOUT },
   });
@@ -137,69 +98,25 @@ before(async () => {
       retryPeriod: "500ms",
     },
   });
-  Object.assign(values["bundle-resolver"]!, {
-    config: { "insecure-registries": registry.host },
-  });
-  // Tekton's hubresolver-config, read in place in Tekton's namespace (global.tektonConfigNamespace):
-  // the hub URL the resolver uses comes from there, through the Role the chart renders
-  await applyObject(scenario().admin, { apiVersion: "v1", kind: "Namespace", metadata: { name: TEKTON_NS } });
-  await applyObject(scenario().admin, {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "hubresolver-config", namespace: TEKTON_NS },
-    data: {
-      "default-tekton-hub-catalog": "Tekton",
-      "default-artifact-hub-task-catalog": "tekton-catalog-tasks",
-      "default-artifact-hub-pipeline-catalog": "tekton-catalog-pipelines",
-      "default-kind": "task",
-      "default-type": "artifact",
-      "artifact-hub-urls": `- ${hub.base}`,
-    },
-  });
-  values.global = { tektonConfigNamespace: TEKTON_NS };
   valuesFile = join(tmpdir(), `quarry-in-cluster-values-${process.pid}.yaml`);
   writeFileSync(valuesFile, yaml.dump(values));
 });
 
 after(async () => {
-  await git?.stop();
-  await registry?.stop();
-  web?.closeAllConnections();
-  web?.close();
-  await hub?.close();
-  repo?.builder.dispose();
+  await sources?.stop();
   rmSync(valuesFile, { force: true });
 });
 
-function gitRequest(name: string, path = "task.yaml"): ResolutionRequest {
-  return newRequest(scenario().namespace, name, typeLabel("git"), {
-    url: git.url(repo.name),
-    revision: "main",
-    pathInRepo: path,
-    // every request is resolved by a resolver, not served from its result cache
-    cache: "never",
-  });
-}
+const gitRequest = (name: string, path?: string) => sources.gitRequest(scenario().namespace, name, path);
 
 /** The umbrella release with the suite's values, as `helm install|upgrade` takes it. */
 const umbrella = () => [RELEASE, "charts/quarry", "--namespace", SYSTEM, "--values", valuesFile];
 
-const bundleRequest = (name: string) =>
-  newRequest(scenario().namespace, name, typeLabel("bundles"), {
-    bundle: bundleRef,
-    name: "hello",
-    kind: "task",
-  });
-
-const httpRequest = (name: string) =>
-  newRequest(scenario().namespace, name, typeLabel("http"), { url: `${webBase}/task.yaml` });
-
-const hubRequest = (name: string) =>
-  newRequest(scenario().namespace, name, typeLabel("hub"), { name: "git-clone", version: "0.9" });
-
+const bundleRequest = (name: string) => sources.bundleRequest(scenario().namespace, name);
+const httpRequest = (name: string) => sources.httpRequest(scenario().namespace, name);
+const hubRequest = (name: string) => sources.hubRequest(scenario().namespace, name);
 /** The Task `local-task` the second test creates in the tenant namespace. */
-const clusterRequest = (name: string) =>
-  newRequest(scenario().namespace, name, typeLabel("cluster"), { kind: "task", name: "local-task" });
+const clusterRequest = (name: string) => sources.clusterRequest(scenario().namespace, name);
 
 async function resolve(rr: ResolutionRequest, timeoutMs = 60_000): Promise<ResolutionRequest> {
   const scn = scenario();
@@ -383,7 +300,7 @@ test("deleting quarry-hub-resolver switches hub off; bundles and cluster keep re
       ).items.length === 0,
     { timeoutMs: 60_000 },
   );
-  const asked = hub.requests.length;
+  const asked = sources.hub.requests.length;
   const [hb, b, c] = await Promise.all([
     resolve(hubRequest("hub-off"), 60_000),
     resolve(bundleRequest("bundle-on-3")),
@@ -393,7 +310,7 @@ test("deleting quarry-hub-resolver switches hub off; bundles and cluster keep re
   assert.equal(cond?.status, "False");
   assert.equal(cond?.reason, "ResolutionTimedOut");
   assert.equal(cond?.message, `no resolver for type hub answered within ${GLOBAL_TIMEOUT}`);
-  assert.equal(hub.requests.length, asked, "the hub fixture heard nothing");
+  assert.equal(sources.hub.requests.length, asked, "the hub fixture heard nothing");
   assertResolved(b);
   assertResolved(c);
 });

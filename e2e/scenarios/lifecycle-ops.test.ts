@@ -1,7 +1,7 @@
 // Ops surface: probes, Prometheus metrics, JSON logs, graceful SIGTERM.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { useScenario } from "@quarry/harness/scenario";
+import { processName, useScenario } from "@quarry/harness/scenario";
 
 const scenario = useScenario("lc-ops", { start: ["lifecycle-controller"] });
 const service = () => scenario().services[0]!;
@@ -22,7 +22,8 @@ test("logs are JSON lines carrying the service name", () => {
   assert.ok(lines.length > 0);
   for (const line of lines) {
     const rec = JSON.parse(line) as { service?: string; level?: string };
-    assert.equal(rec.service, "lifecycle-controller");
+    // in all-in-one mode, the process's name: the same for every component
+    assert.equal(rec.service, processName(scenario(), "lifecycle-controller"));
   }
 });
 

@@ -17,7 +17,7 @@ import {
   runSucceeded,
   waitForRun,
 } from "@quarry/harness/runs";
-import { setConfig, useScenario } from "@quarry/harness/scenario";
+import { processName, setConfig, useScenario } from "@quarry/harness/scenario";
 
 const TIMEOUT_MS = 2000;
 const NOBODY = { apiVersion: "example.dev/v1", kind: "Nobody" } as const;
@@ -90,7 +90,14 @@ for (const flavour of FLAVOURS) {
           });
           assert.deepEqual(
             events.filter((e) => e.reason === "ControllerNotFound"),
-            [{ type: "Warning", reason: "ControllerNotFound", message, component: "run-controller" }],
+            [
+              {
+                type: "Warning",
+                reason: "ControllerNotFound",
+                message,
+                component: processName(scn, "run-controller"),
+              },
+            ],
           );
         }),
       );

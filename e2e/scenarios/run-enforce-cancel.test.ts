@@ -22,7 +22,7 @@ import {
   waitForRun,
   writeRunStatus,
 } from "@quarry/harness/runs";
-import { type Scenario, setConfig, useScenario } from "@quarry/harness/scenario";
+import { processName, type Scenario, setConfig, useScenario } from "@quarry/harness/scenario";
 
 const GRACE_MS = 2000;
 const STUBBORN = { apiVersion: "example.dev/v1", kind: "Stubborn" } as const;
@@ -90,7 +90,7 @@ for (const flavour of FLAVOURS) {
           type: "Warning",
           reason: CANCELLED[flavour],
           message: `cancel requested and the controller of Stubborn (apiVersion example.dev/v1) did not stop the run within 2s: ${statusMessage}`,
-          component: "run-controller",
+          component: processName(scn, "run-controller"),
         },
       ]);
       assert.equal(await enforcementCount(runController, CANCELLED[flavour], flavour), 1);

@@ -22,7 +22,7 @@ import {
   waitForRun,
   writeRunStatus,
 } from "@quarry/harness/runs";
-import { type Scenario, setConfig, useScenario } from "@quarry/harness/scenario";
+import { processName, type Scenario, setConfig, useScenario } from "@quarry/harness/scenario";
 
 const GRACE_MS = 2000;
 const STUBBORN = { apiVersion: "example.dev/v1", kind: "Stubborn" } as const;
@@ -99,7 +99,7 @@ for (const flavour of FLAVOURS) {
           type: "Warning",
           reason: TIMED_OUT[flavour],
           message: `timed out and the controller of Stubborn (apiVersion example.dev/v1) did not end the run within 2s: ${message}`,
-          component: "run-controller",
+          component: processName(scn, "run-controller"),
         },
       ]);
       assert.equal(await enforcementCount(runController, TIMED_OUT[flavour], flavour), 1);

@@ -12,7 +12,7 @@ import { applyObject } from "@quarry/devcluster/apply";
 import { type Jaeger, type StoredSpan, startJaeger } from "@quarry/devcluster/jaeger";
 import { repoRoot } from "@quarry/devcluster/paths";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { getRequest, taskManifest, useScenario } from "@quarry/harness/scenario";
+import { getRequest, processName, taskManifest, useScenario } from "@quarry/harness/scenario";
 
 const run = promisify(execFile);
 let jaeger: Jaeger;
@@ -89,7 +89,11 @@ test("quarry resolve, the lifecycle controller and the cluster resolver write on
   console.log(`trace ${traceId}:\n${tree(spans)}`);
 
   const services = new Set(spans.map((s) => s.service));
-  for (const service of ["quarry-cli", "lifecycle-controller", "cluster-resolver"])
+  // in all-in-one mode the lifecycle controller's and the resolver's spans are the process's, "quarry"
+  for (const service of [
+    "quarry-cli",
+    ...["lifecycle-controller", "cluster-resolver"].map((x) => processName(scn, x)),
+  ])
     assert.ok(services.has(service), `${service} in ${[...services].join(", ")}`);
   assert.ok(
     spans.every((s) => s.traceId === traceId),
@@ -108,7 +112,7 @@ test("quarry resolve, the lifecycle controller and the cluster resolver write on
   const reconciles = spans.filter((s) => s.name === "lifecycle.reconcile");
   const resolve = one("cluster.resolve");
   for (const s of [...reconciles, resolve]) assert.equal(s.parentSpanId, create.spanId, s.name);
-  assert.equal(resolve.service, "cluster-resolver");
+  assert.equal(resolve.service, processName(scn, "cluster-resolver"));
   assert.equal(resolve.attributes["quarry.outcome"], "succeeded");
   assert.equal(resolve.attributes["quarry.request"], `${scn.namespace}/${name}`);
   for (const s of reconciles) assert.equal(s.attributes["quarry.resolver"], "cluster");

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject, ResourceType } from "@quarry/kube";
 import yaml from "js-yaml";
+import { ALL_IN_ONE_SA, isComponent } from "./all-in-one.ts";
 import { applyObject } from "./apply.ts";
 import { repoRoot } from "./paths.ts";
 import type { Scenario } from "./scenario.ts";
@@ -37,8 +38,8 @@ interface AccessReview extends KubeObject {
 
 /**
  * Binds `charts/<service>/rbac.yaml`'s `rulesKey` as ClusterRole `role` in `namespace`, to the
- * service's ServiceAccount in the scenario's namespace (or `serviceAccount`, a process hosting
- * several services' code).
+ * service's ServiceAccount in the scenario's namespace (quarry-all-in-one for a component in
+ * all-in-one mode; or `serviceAccount`, a process hosting several services' code).
  */
 export async function grantOptInRules(
   scn: Scenario,
@@ -51,7 +52,13 @@ export async function grantOptInRules(
   const rules = rbac[opts.rulesKey] as Rule[] | undefined;
   if (!Array.isArray(rules)) throw new Error(`charts/${opts.service}/rbac.yaml has no ${opts.rulesKey}`);
   const namespace = opts.namespace ?? scn.namespace;
-  const sa = opts.serviceAccount ?? String(rbac.serviceAccountName);
+  // in all-in-one mode a component runs as quarry-all-in-one: the namespace opts that in too (and
+  // the service's own, which the files checking its chart's rules read in either mode)
+  const sas = opts.serviceAccount
+    ? [opts.serviceAccount]
+    : scn.mode === "all-in-one" && isComponent(opts.service)
+      ? [String(rbac.serviceAccountName), ALL_IN_ONE_SA]
+      : [String(rbac.serviceAccountName)];
   await applyObject(scn.admin, {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -63,8 +70,13 @@ export async function grantOptInRules(
     kind: "RoleBinding",
     metadata: { name: opts.role, namespace },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: opts.role },
-    subjects: [{ kind: "ServiceAccount", name: sa, namespace: scn.namespace }],
+    subjects: sas.map((name) => ({ kind: "ServiceAccount", name, namespace: scn.namespace })),
   });
+  for (const sa of sas) await authorized(scn, rules, namespace, sa);
+}
+
+/** Waits until the apiserver's authorizer lets `sa` do the first verb of each rule in `namespace`. */
+async function authorized(scn: Scenario, rules: Rule[], namespace: string, sa: string): Promise<void> {
   const user = `system:serviceaccount:${scn.namespace}:${sa}`;
   for (const rule of rules) {
     for (const resource of rule.resources) {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { ResolutionRequest } from "@quarry/api";
 import type { KubeClient, KubeObject } from "@quarry/kube";
 import { configMaps, isApiError, RestKubeClient } from "@quarry/kube";
+import { AllInOneHost, allInOneLogFile, isComponent, type ServiceMode } from "./all-in-one.ts";
 import { applyObject } from "./apply.ts";
 import {
   type ControlPlaneInfo,
@@ -29,8 +30,23 @@ export interface Scenario {
   namespace: string;
   identities: Map<string, ServiceIdentity>;
   services: RunningService[];
-  /** Starts a service scoped to this namespace (its ConfigMap and watches live here). */
+  /** How start runs the services that are components of the all-in-one process (all-in-one.ts). */
+  mode: ServiceMode;
+  /** In all-in-one mode: the one process and its components. */
+  allInOne: AllInOneHost | undefined;
+  /**
+   * Starts a service scoped to this namespace (its ConfigMap and watches live here). In all-in-one
+   * mode a component joins the scenario's one all-in-one process instead (all-in-one.ts says how
+   * kill and stop then behave); other services, and any start with `opts.entry` or another
+   * identity, run as their own processes in both modes.
+   */
   start(service: string, env?: Record<string, string>, opts?: StartAs): Promise<RunningService>;
+  /** Starts each service as start does; in all-in-one mode the components join the process together (one start). */
+  startAll(
+    services: readonly string[],
+    env?: Record<string, string>,
+    opts?: StartAs,
+  ): Promise<RunningService[]>;
   identity(service: string): Promise<ServiceIdentity>;
   /** Another namespace for this scenario (e.g. a source other than the request's), deleted at cleanup. */
   extraNamespace(prefix: string): Promise<string>;
@@ -51,6 +67,8 @@ export interface ScenarioOptions {
   /** Label the namespace so the shipped admission policy does not apply (to test controller-side checks). */
   skipAdmissionPolicy?: boolean;
   cp: ClusterAccess;
+  /** fleet (the default): one process per service; all-in-one: components in one process. */
+  mode?: ServiceMode;
 }
 
 export async function newScenario(prefix: string, opts: ScenarioOptions): Promise<Scenario> {
@@ -68,12 +86,47 @@ export async function newScenario(prefix: string, opts: ScenarioOptions): Promis
     },
   });
   const extra: string[] = [];
+  const mode = opts.mode ?? "fleet";
+  const baseEnv = { QUARRY_SYSTEM_NAMESPACE: namespace, QUARRY_WATCH_NAMESPACE: namespace };
+  const allInOne =
+    mode === "all-in-one"
+      ? new AllInOneHost({ admin, cp, namespace, logFile: allInOneLogFile(logsDir, namespace), baseEnv })
+      : undefined;
+  /** Whether start runs `service` as a component of the all-in-one process. */
+  const hosted = (service: string, as: StartAs) =>
+    allInOne !== undefined &&
+    isComponent(service) &&
+    as.entry === undefined &&
+    (as.identity === undefined || as.identity === service);
+  const startOwn = async (service: string, env: Record<string, string>, as: StartAs) => {
+    const id = await scn.identity(as.identity ?? service);
+    const svc = await startService(service, {
+      kubeconfig: id.kubeconfig,
+      logFile: join(logsDir, `${namespace}-${service}.log`),
+      env: { ...baseEnv, ...env },
+      entry: as.entry,
+      readyTimeoutMs: as.readyTimeoutMs,
+    });
+    scn.services.push(svc);
+    return svc;
+  };
+  const startHosted = async (services: readonly string[], env: Record<string, string>, as: StartAs) => {
+    // the whole process starts: more than one service's imports and informers before /readyz
+    const started = await allInOne!.start(
+      services.map((service) => ({ service, env })),
+      Math.max(as.readyTimeoutMs ?? 0, 60_000),
+    );
+    scn.services.push(...started);
+    return started;
+  };
   const scn: Scenario = {
     cp,
     admin,
     namespace,
     identities: new Map(),
     services: [],
+    mode,
+    allInOne,
     identity: async (service) => {
       let id = scn.identities.get(service);
       if (!id) {
@@ -82,17 +135,13 @@ export async function newScenario(prefix: string, opts: ScenarioOptions): Promis
       }
       return id;
     },
-    start: async (service, env = {}, as = {}) => {
-      const id = await scn.identity(as.identity ?? service);
-      const svc = await startService(service, {
-        kubeconfig: id.kubeconfig,
-        logFile: join(logsDir, `${namespace}-${service}.log`),
-        env: { QUARRY_SYSTEM_NAMESPACE: namespace, QUARRY_WATCH_NAMESPACE: namespace, ...env },
-        entry: as.entry,
-        readyTimeoutMs: as.readyTimeoutMs,
-      });
-      scn.services.push(svc);
-      return svc;
+    start: async (service, env = {}, as = {}) =>
+      hosted(service, as) ? (await startHosted([service], env, as))[0]! : startOwn(service, env, as),
+    startAll: async (services, env = {}, as = {}) => {
+      const together = services.filter((s) => hosted(s, as));
+      const out = together.length > 0 ? await startHosted(together, env, as) : [];
+      for (const s of services.filter((x) => !together.includes(x))) out.push(await startOwn(s, env, as));
+      return services.map((s) => out.find((o) => o.name === s)!);
     },
     extraNamespace: async (p) => {
       const name = `${p}-${randomBytes(3).toString("hex")}`;
@@ -101,6 +150,8 @@ export async function newScenario(prefix: string, opts: ScenarioOptions): Promis
       return name;
     },
     cleanup: async () => {
+      // the one process first: its handles' stop() would each restart it without their component
+      await allInOne?.dispose();
       await Promise.all(scn.services.map((s) => s.stop()));
       for (const service of scn.identities.keys()) await deleteServiceIdentity(admin, service, namespace);
       for (const ns of [namespace, ...extra])

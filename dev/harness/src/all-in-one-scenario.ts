@@ -34,7 +34,13 @@ export async function startAllInOne(
     metadata: { name: ALL_IN_ONE_SA, namespace },
   });
   for (const chart of ALL_IN_ONE_CHARTS) await bindServiceRules(admin, chart, namespace, ALL_IN_ONE_SA);
-  const kubeconfig = await tokenKubeconfig(admin, scn.cp, namespace, ALL_IN_ONE_SA);
+  const kubeconfig = await tokenKubeconfig(
+    admin,
+    scn.cp,
+    namespace,
+    ALL_IN_ONE_SA,
+    `${ALL_IN_ONE_SA}-${namespace}`,
+  );
   const id = {
     serviceAccount: ALL_IN_ONE_SA,
     namespace,

@@ -4,6 +4,7 @@
 import { after, before } from "node:test";
 import type { ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
+import { isComponent } from "@quarry/devcluster/all-in-one";
 import {
   type ScenarioOptions as LibScenarioOptions,
   newScenario as newScenarioOn,
@@ -12,7 +13,7 @@ import {
 } from "@quarry/devcluster/scenario";
 import { waitUntil } from "@quarry/devcluster/wait";
 import type { KubeClient } from "@quarry/kube";
-import { sharedControlPlane } from "./env.ts";
+import { e2eMode, sharedControlPlane } from "./env.ts";
 
 export {
   mergeConfig,
@@ -25,9 +26,25 @@ export {
 
 export type ScenarioOptions = Partial<LibScenarioOptions>;
 
-/** A scenario on the runner's shared control plane unless `opts.cp` names another. */
+/**
+ * A scenario on the runner's shared control plane unless `opts.cp` names another, in the runner's
+ * mode (QUARRY_E2E_MODE: its components in one all-in-one process, or each its own) unless
+ * `opts.mode` says.
+ */
 export function newScenario(prefix: string, opts: ScenarioOptions = {}): Promise<Scenario> {
-  return newScenarioOn(prefix, { ...opts, cp: opts.cp ?? sharedControlPlane() });
+  return newScenarioOn(prefix, {
+    ...opts,
+    cp: opts.cp ?? sharedControlPlane(),
+    mode: opts.mode ?? e2eMode(),
+  });
+}
+
+/**
+ * The name `service` logs, traces and records Events under in this scenario's mode: its own, or
+ * in all-in-one mode, for a component, the one process's runtime's ("quarry").
+ */
+export function processName(scn: Scenario, service: string): string {
+  return scn.mode === "all-in-one" && isComponent(service) ? "quarry" : service;
 }
 
 export function createRequest(client: KubeClient, rr: ResolutionRequest): Promise<ResolutionRequest> {
@@ -61,7 +78,7 @@ export function useScenario(prefix: string, opts: UseScenarioOptions = {}): () =
     scn = await newScenario(prefix, opts);
     if (opts.lifecycleConfig) await setLifecycleConfig(scn, opts.lifecycleConfig);
     await opts.setup?.(scn);
-    for (const service of opts.start ?? []) await scn.start(service);
+    await scn.startAll(opts.start ?? []);
   });
   after(() => scn?.cleanup());
   return () => {

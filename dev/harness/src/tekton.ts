@@ -7,12 +7,14 @@
 // Private: Tekton's structural CRDs for Task/Pipeline and its CustomRun CRD would replace the
 // stand-ins and Quarry's run CRDs the other scenarios share. No node: pods Tekton creates stay
 // pending, so the scenarios assert on resolution and on CustomRuns (no pod) only.
+
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import type { ChildReference, RefSource, ResolutionRequest } from "@quarry/api";
 import { resolutionRequests } from "@quarry/api";
+import { ALL_IN_ONE_SA } from "@quarry/devcluster/all-in-one";
 import { applyObject } from "@quarry/devcluster/apply";
 import { type ControlPlane, startControlPlane } from "@quarry/devcluster/controlplane";
 import { RepoBuilder } from "@quarry/devcluster/git-repos";
@@ -263,12 +265,16 @@ export function auditedUsers(t: TektonCluster, prefix: string): string[] {
 
 /** The ServiceAccount user each of Quarry's processes in the scenario runs as, by service. */
 export function quarryUsers(t: TektonCluster): Map<string, string> {
-  return new Map(
+  const users = new Map(
     [...t.scn.identities].map(([service, id]) => [
       service,
       `system:serviceaccount:${id.namespace}:${id.serviceAccount}`,
     ]),
   );
+  // in all-in-one mode the components run as the one process's ServiceAccount
+  for (const service of t.scn.allInOne?.services ?? [])
+    users.set(service, `system:serviceaccount:${t.scn.namespace}:${ALL_IN_ONE_SA}`);
+  return users;
 }
 
 /** The users Tekton's release runs its resolvers Deployment as (config/resolvers). */

@@ -45,6 +45,12 @@ export interface HostedResolver {
   resolver: Resolver | JobResolver;
   /** Its ConfigMap, in the service's namespace, watched live. */
   configMap: string;
+  /**
+   * A source Tekton does not ship (pipe): no ConfigMap of its name exists in Tekton's namespace,
+   * nor a Role to read one, so QUARRY_TEKTON_CONFIG_NAMESPACE (process-wide in all-in-one mode)
+   * is not read for it.
+   */
+  notInTekton?: boolean;
 }
 
 /** Retries of transient errors: 0.5 s, 1 s, 2 s, 4 s... so a blip is ridden out well inside the global timeout. */
@@ -86,11 +92,11 @@ export function wireResolvers(runtime: ServiceRuntime, hosted: readonly HostedRe
   const metrics = resolverMetrics(runtime.metrics.meter);
   const tektonCache = tektonCacheConfig(runtime, process.env.QUARRY_TEKTON_CACHE_CONFIG);
   const tektonNamespace = process.env.QUARRY_TEKTON_CONFIG_NAMESPACE?.trim();
-  const routes = hosted.map(({ resolver, configMap }) => {
+  const routes = hosted.map(({ resolver, configMap, notInTekton }) => {
     const defaults: LoadedConfig = { runtime: defaultRuntimeConfig, raw: {} };
     const config = runtime.liveConfig(configMap, defaults, (data) => parseResolverConfig(data, resolver), {
       // Tekton's ConfigMap of the same name, read where Tekton keeps it: its keys win over the own one's
-      overlays: tektonNamespace ? [{ namespace: tektonNamespace, name: configMap }] : [],
+      overlays: tektonNamespace && !notInTekton ? [{ namespace: tektonNamespace, name: configMap }] : [],
       warnings: (data) => configKeyWarnings(data, resolver.type, resolver.configKeys),
     });
     const names = [resolver.type, ...(resolver.aliases ?? [])];

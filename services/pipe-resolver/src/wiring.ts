@@ -51,5 +51,5 @@ export function pipeResolver(runtime: ServiceRuntime): PipeResolver {
 
 /** The pipe resolver with its ConfigMap, as runResolvers and wireResolvers host it. */
 export function wirePipeResolver(runtime: ServiceRuntime): HostedResolver {
-  return { resolver: pipeResolver(runtime), configMap: CONFIG_MAP_NAME };
+  return { resolver: pipeResolver(runtime), configMap: CONFIG_MAP_NAME, notInTekton: true };
 }
