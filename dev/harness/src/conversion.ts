@@ -5,6 +5,7 @@
 // reaches the host process by URL (https://127.0.0.1:<port>/convert), the one difference from a
 // Service in a cluster. Private: changing the CRD restarts its watches on the shared control plane.
 import { readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import {
   RESOLUTION_V1ALPHA1,
@@ -86,9 +87,11 @@ export async function startConversionCluster(
     });
     for (const service of services) await s.start(service);
     await waitUntil(
-      "the webhook converts (CA bundle injected, v1alpha1 readable)",
+      "the webhook converts (CA bundle injected, its port listening, v1alpha1 readable)",
       async () => {
         if ((await injectedCaBundle(s)) === "") return false;
+        // an empty namespace's v1alpha1 list needs no conversion: it alone does not show the webhook up
+        if (!(await accepts(webhookPort))) return false;
         try {
           await s.admin.list(resolutionRequestsV1Alpha1, s.namespace);
           return true;
@@ -113,6 +116,18 @@ export async function startConversionCluster(
     await cp.stop();
     throw err;
   }
+}
+
+/** Whether something accepts TCP connections on the loopback port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
 
 /** rbac.yaml's conversionWebhook*Rules bound as the lifecycle chart binds them with the webhook on. */
