@@ -5,14 +5,12 @@
 // the NODE_OPTIONS the charts set.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyObject } from "@quarry/devcluster/apply";
-import { bindServiceRules, tokenKubeconfig } from "@quarry/devcluster/identity";
+import { COMPONENT_OF } from "@quarry/devcluster/all-in-one";
 import { repoRoot } from "@quarry/devcluster/paths";
 import type { RunningService } from "@quarry/devcluster/service";
-import { ALL_IN_ONE_CHARTS, ALL_IN_ONE_SA } from "@quarry/harness/all-in-one-scenario";
+import { allInOneIdentity } from "@quarry/harness/all-in-one-scenario";
 import type { Scenario } from "@quarry/harness/scenario";
 import { deployServiceTree } from "@quarry/image-builder/build-layout";
-import { RestKubeClient } from "@quarry/kube";
 import yaml from "js-yaml";
 import { log } from "./run.ts";
 import type { BenchServices } from "./service-stats.ts";
@@ -24,18 +22,6 @@ export type QuarryMode = (typeof QUARRY_MODES)[number];
 export const MODE_CHOICES = [...QUARRY_MODES, "both"] as const;
 export const modesOf = (flag: string): QuarryMode[] =>
   flag === "both" ? [...QUARRY_MODES] : [flag as QuarryMode];
-
-/** A service's component name in QUARRY_COMPONENTS (the umbrella chart's all-in-one template's list). */
-const COMPONENT_OF: Record<string, string> = {
-  "lifecycle-controller": "lifecycle",
-  "run-controller": "run",
-  "cluster-resolver": "cluster",
-  "git-resolver": "git",
-  "bundle-resolver": "bundle",
-  "pipe-resolver": "pipe",
-  "http-resolver": "http",
-  "hub-resolver": "hub",
-};
 
 interface ProcessValues {
   nodeOptions?: string;
@@ -101,27 +87,6 @@ async function imageEntry(imageDir: string, service: string): Promise<string> {
   }
   await done;
   return join(dir, "src", "main.js");
-}
-
-/** The ServiceAccount the all-in-one process runs as, with the union of its components' chart rules. */
-async function allInOneIdentity(scn: Scenario): Promise<void> {
-  if (scn.identities.has("all-in-one")) return;
-  const { namespace, admin } = scn;
-  await applyObject(admin, {
-    apiVersion: "v1",
-    kind: "ServiceAccount",
-    metadata: { name: ALL_IN_ONE_SA, namespace },
-  });
-  for (const chart of ALL_IN_ONE_CHARTS) await bindServiceRules(admin, chart, namespace, ALL_IN_ONE_SA);
-  const kubeconfig = await tokenKubeconfig(admin, scn.cp, namespace, ALL_IN_ONE_SA);
-  const id = {
-    serviceAccount: ALL_IN_ONE_SA,
-    namespace,
-    kubeconfig,
-    client: RestKubeClient.fromEnvironment(kubeconfig),
-  };
-  // the scenario's cleanup removes the cluster-wide bindings of every identity it knows
-  for (const name of [...ALL_IN_ONE_CHARTS, "all-in-one"]) scn.identities.set(name, id);
 }
 
 /** Starts Quarry in `opts.mode` in the scenario's namespace and waits until every process is ready. */

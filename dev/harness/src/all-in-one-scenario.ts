@@ -23,10 +23,13 @@ export const ALL_IN_ONE_CHARTS = [
   "hub-resolver",
 ];
 
-export async function startAllInOne(
-  scn: Scenario,
-  env: Record<string, string> = {},
-): Promise<RunningService> {
+/**
+ * The quarry-all-in-one ServiceAccount in the scenario's namespace, bound to every chart's rules,
+ * and its kubeconfig; recorded under each chart's name so cleanup removes the bindings. Once per
+ * scenario.
+ */
+export async function allInOneIdentity(scn: Scenario): Promise<void> {
+  if (scn.identities.has("all-in-one")) return;
   const { namespace, admin } = scn;
   await applyObject(admin, {
     apiVersion: "v1",
@@ -34,6 +37,7 @@ export async function startAllInOne(
     metadata: { name: ALL_IN_ONE_SA, namespace },
   });
   for (const chart of ALL_IN_ONE_CHARTS) await bindServiceRules(admin, chart, namespace, ALL_IN_ONE_SA);
+  // a file of its own per namespace: concurrent scenarios' kubeconfigs must not collide
   const kubeconfig = await tokenKubeconfig(
     admin,
     scn.cp,
@@ -49,6 +53,13 @@ export async function startAllInOne(
   };
   // cleanup removes the cluster-wide bindings of every identity it knows: each chart's
   for (const name of [...ALL_IN_ONE_CHARTS, "all-in-one"]) scn.identities.set(name, id);
+}
+
+export async function startAllInOne(
+  scn: Scenario,
+  env: Record<string, string> = {},
+): Promise<RunningService> {
+  await allInOneIdentity(scn);
   // discovery, eight ConfigMaps and every informer before /readyz: more than one service's start
   return scn.start("all-in-one", env, { identity: "all-in-one", readyTimeoutMs: 60_000 });
 }
