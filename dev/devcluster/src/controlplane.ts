@@ -303,6 +303,10 @@ function apiserverArgs(a: {
     "--allow-privileged=true",
     "--kubelet-preferred-address-types=Hostname,InternalIP",
     `--cert-dir=${join(dir, "cert")}`,
+    // MutatingAdmissionPolicy is beta and off by default in 1.34: Quarry's shard-label policy
+    // (docs/operator-guide.md §11) uses it where the cluster offers it
+    "--feature-gates=MutatingAdmissionPolicy=true",
+    "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
     "--v=1",
   ];
   if (auditLog) {

@@ -98,7 +98,42 @@ export async function installQuarryApi(admin: KubeClient, opts: InstallOptions =
   // CRDs first: policies reference their resources
   for (const f of files.filter((f) => !f.includes("policy"))) await applyCrds(admin, join(dir, f));
   for (const f of files.filter((f) => f.includes("policy"))) await applyFile(admin, join(dir, f));
+  await installShardPolicy(admin);
   await installRunCrds(admin, opts.runCrds ?? "quarry");
+}
+
+/**
+ * Quarry's shard-label policies (libs/api/crds/shard/), where the apiserver serves
+ * MutatingAdmissionPolicy (controlplane.ts turns it on): waits until a dry-run create is stamped.
+ */
+export async function installShardPolicy(admin: KubeClient): Promise<void> {
+  const served = await admin
+    .request<{ resources: { name: string }[] }>("GET", "/apis/admissionregistration.k8s.io/v1beta1")
+    .then((d) => d.resources.some((r) => r.name === "mutatingadmissionpolicies"))
+    .catch(() => false);
+  if (!served) return;
+  await applyFile(
+    admin,
+    join(repoRoot, "libs", "api", "crds", "shard", "resolutionrequest-shard-policy.yaml"),
+  );
+  const probe = {
+    apiVersion: "resolution.tekton.dev/v1beta1",
+    kind: "ResolutionRequest",
+    metadata: {
+      name: "shard-probe",
+      namespace: "default",
+      labels: { "resolution.tekton.dev/type": "cluster" },
+    },
+    spec: { params: [] },
+  };
+  await waitUntil("the shard label stamped at admission", async () => {
+    const made = await admin.request<KubeObject>(
+      "POST",
+      "/apis/resolution.tekton.dev/v1beta1/namespaces/default/resolutionrequests",
+      { body: probe, query: { dryRun: "All" } },
+    );
+    return made.metadata.labels?.["quarry.dev/shard"] !== undefined;
+  });
 }
 
 /** Installs one flavour of the run CRDs (see RunCrdMode); "none" installs nothing. */

@@ -53,6 +53,20 @@ export const kinds: Record<string, ResourceType> = {
     "ValidatingAdmissionPolicy",
     false,
   ),
+  MutatingAdmissionPolicy: rt(
+    "admissionregistration.k8s.io",
+    "v1beta1",
+    "mutatingadmissionpolicies",
+    "MutatingAdmissionPolicy",
+    false,
+  ),
+  MutatingAdmissionPolicyBinding: rt(
+    "admissionregistration.k8s.io",
+    "v1beta1",
+    "mutatingadmissionpolicybindings",
+    "MutatingAdmissionPolicyBinding",
+    false,
+  ),
   ValidatingAdmissionPolicyBinding: rt(
     "admissionregistration.k8s.io",
     "v1",

@@ -19,6 +19,7 @@ export * from "./run-schemas.ts";
 export * from "./runs.ts";
 export type * from "./schema-types.ts";
 export * from "./schemas.ts";
+export * from "./shard.ts";
 export * from "./substitution.ts";
 export * from "./types.ts";
 export * from "./validate.ts";

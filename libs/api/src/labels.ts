@@ -10,6 +10,11 @@ export const LABEL_RESOLVER_ALIAS = "resolution.tekton.dev/resolver";
 export const LABEL_PIPE = "quarry.dev/pipe";
 /** Set on objects made while serving a ResolutionRequest: the request's name. */
 export const LABEL_REQUEST = "quarry.dev/request";
+/**
+ * Stamped on a ResolutionRequest at admission by Quarry's MutatingAdmissionPolicy (where the
+ * cluster serves it): the shard of its name (shard.ts), so a replica watches only its buckets'.
+ */
+export const LABEL_SHARD = "quarry.dev/shard";
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
 export const MANAGED_BY_QUARRY = "quarry";
 /** Namespace label that exempts a namespace from Quarry's ValidatingAdmissionPolicy binding. */

@@ -84,6 +84,7 @@ export class ServiceRuntime {
   private readonly admits: KeyFilter = {
     admits: (key) => this.ownership.admits(key),
     admitsAll: () => this.ownership.admitsAll(),
+    labelSelector: () => this.ownership.labelSelector(),
   };
   private readonly stopController = new AbortController();
   /** Aborted when shutdown starts: long operations (fetches) stop so the drain stays short. */

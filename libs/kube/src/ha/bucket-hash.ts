@@ -1,51 +1,32 @@
 // Which bucket a key belongs to, and what the buckets' Leases are called.
 //
-// A key goes to the bucket with the highest score of a rendezvous hash
-// (highest random weight): every replica computes the same answer from the key
-// alone, keys spread evenly, and growing N buckets to N+1 moves only the keys
-// the new bucket wins (about 1/(N+1) of them), the consistency knative's
-// hash.BucketSet gives. Computing it is a handful of integer operations per
-// bucket, cheap enough to run on every enqueue.
+// A key's bucket is the shard of its name (@quarry/api shard.ts: one of 256,
+// by a hash a MutatingAdmissionPolicy can compute too) modulo the bucket
+// count: every replica computes the same answer from the key alone, the
+// buckets get equal shares of the shards, and a replica can ask the apiserver
+// for its buckets' shards only (QUARRY_SHARD_LABEL). A change of the count
+// reassigns most keys; it also renames every bucket's Lease, so no replica
+// relies on keys staying put.
 import { createHash } from "node:crypto";
+import { SHARD_COUNT, shardOfName } from "@quarry/api";
 
-/** Most buckets a service may have: every replica reads every bucket's Lease every retry period. */
+/** Most buckets a service may have: each holds at least four of the 256 shards. */
 export const MAX_BUCKETS = 64;
 
-/** The bucket (0-based) of `key` among `count` buckets. */
+/** The bucket (0-based) of a `count`-bucket service that a shard belongs to. */
+export function bucketOfShard(shard: number, count: number): number {
+  return count <= 1 ? 0 : shard % count;
+}
+
+/** The bucket (0-based) of `key` (`namespace/name` or `name`) among `count` buckets. */
 export function bucketOf(key: string, count: number): number {
   if (count <= 1) return 0;
-  const h = fnv1a(key);
-  let best = 0;
-  let bestScore = -1;
-  for (let i = 0; i < count; i++) {
-    const score = mix(h ^ mix(i + 0x9e3779b9));
-    if (score > bestScore) {
-      best = i;
-      bestScore = score;
-    }
-  }
-  return best;
+  return bucketOfShard(shardOfName(key.slice(key.indexOf("/") + 1)), count);
 }
 
-/** FNV-1a over the key's UTF-16 code units (keys are namespace/name: ASCII in practice). */
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** murmur3's 32-bit finaliser: every input bit affects every output bit. */
-function mix(x: number): number {
-  let h = x >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+/** The shards whose keys are in one of `buckets` (of `count`). */
+export function shardsOf(buckets: ReadonlySet<number>, count: number): (shard: number) => boolean {
+  return (shard) => shard < SHARD_COUNT && buckets.has(bucketOfShard(shard, count));
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

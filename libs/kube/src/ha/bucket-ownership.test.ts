@@ -4,6 +4,7 @@
 // still running.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { SHARD_COUNT } from "@quarry/api";
 import { createLogger, setupMetrics } from "@quarry/observability";
 import { FakeKubeClient } from "../testing/fake-client.ts";
 import { bucketOf } from "./bucket-hash.ts";
@@ -19,7 +20,7 @@ interface Hooks {
   demote(index: number): void;
 }
 
-function world() {
+function world(shardLabel = false) {
   const events: string[] = [];
   let release: (() => void) | undefined;
   let busy: ((key: string) => boolean) | undefined;
@@ -44,6 +45,9 @@ function world() {
       events.push(`evict ${keys.filter(match).length}`);
       return 0;
     },
+    rewatch: () => {
+      events.push(`rewatch ${ownership.labelSelector() ?? "(all)"}`);
+    },
   };
   const ownership = new BucketOwnership({
     client: new FakeKubeClient(),
@@ -54,6 +58,7 @@ function world() {
       buckets: COUNT,
       identity: "a",
       timing: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+      shardLabel,
     },
     log,
     meter: setupMetrics("test").meter,
@@ -124,4 +129,30 @@ test("a bucket lost again while its admission waits is never admitted", async ()
   await w.ownership.settled();
   assert.deepEqual(w.events, []);
   assert.equal(w.ownership.admits(key), false);
+});
+
+test("with the shard label, the selector names the shards of buckets not admitted; a lost bucket narrows the watch", async () => {
+  const w = world(true);
+  const excluded = () =>
+    w.ownership
+      .labelSelector()!
+      .replace(/^quarry\.dev\/shard notin \((.*)\)$/, "$1")
+      .split(",")
+      .map(Number);
+  assert.equal(excluded().length, SHARD_COUNT, "nothing admitted: only unlabelled requests");
+  w.hooks.promote(1);
+  w.hooks.promote(2);
+  await w.ownership.settled();
+  assert.deepEqual(
+    [...new Set(excluded().map((s) => s % COUNT))].sort(),
+    [0, 3],
+    "the shards of buckets 0 and 3 are excluded, no others",
+  );
+  assert.equal(excluded().length, SHARD_COUNT / 2);
+  w.events.length = 0;
+  w.hooks.demote(2);
+  assert.equal(w.events.length, 3);
+  assert.match(w.events[2]!, /^rewatch quarry\.dev\/shard notin /, "rewatched after the eviction");
+  assert.equal(excluded().length, (SHARD_COUNT * 3) / 4);
+  assert.equal(world(false).ownership.labelSelector(), undefined, "off: no selector");
 });

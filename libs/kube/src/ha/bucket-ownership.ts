@@ -8,8 +8,11 @@
 // other caches replay (only that bucket's keys get in while they replay); a lost bucket's keys leave every queue and those
 // caches at once; a bucket handed over waits for its reconciles in flight.
 // With leader election off every key is this replica's.
+
+import { shardSelector } from "@quarry/api";
 import type { Logger, Meter } from "@quarry/observability";
 import type { KubeClient } from "../client/client.ts";
+import { shardsOf } from "./bucket-hash.ts";
 import { type BucketMetrics, bucketMetrics } from "./bucket-metrics.ts";
 import { BucketSet, type BucketStatus } from "./bucket-set.ts";
 import type { LeaderElectionSettings } from "./leader-settings.ts";
@@ -23,6 +26,8 @@ export interface ReplayableCache {
 export interface FilteredCache {
   refill(): Promise<void>;
   evict(match: (key: string) => boolean): number;
+  /** Watches again with the narrowed label selector (after a bucket was lost). */
+  rewatch(): void;
 }
 
 /** A controller whose queue a bucket's keys enter and leave (a Controller). */
@@ -57,6 +62,7 @@ export class BucketOwnership {
   private readonly caches: () => readonly ReplayableCache[];
   private readonly filtered: () => readonly FilteredCache[];
   private readonly controllers: () => readonly KeyedQueue[];
+  private readonly shardLabel: boolean;
   /** Buckets held and admitted: their earlier term's reconciles ended, their keys are cached. */
   private readonly admitted = new Set<number>();
   /** Bumped on every gain and loss, so an admission that waited knows whether it still stands. */
@@ -72,6 +78,7 @@ export class BucketOwnership {
     this.filtered = opts.filtered;
     this.controllers = opts.controllers;
     const le = opts.leaderElection;
+    this.shardLabel = le?.shardLabel ?? false;
     this.buckets = le?.enabled
       ? new BucketSet({
           client: opts.client,
@@ -105,6 +112,16 @@ export class BucketOwnership {
   admits(key: string): boolean {
     const b = this.buckets;
     return !b || this.admitted.has(b.bucketOf(key));
+  }
+
+  /**
+   * With QUARRY_SHARD_LABEL on, the label selector of the shards admitted here (and of unlabelled
+   * objects): the apiserver sends this replica only its buckets' labelled requests.
+   */
+  labelSelector(): string | undefined {
+    const b = this.buckets;
+    if (!b || !this.shardLabel) return undefined;
+    return shardSelector(shardsOf(this.admitted, b.count));
   }
 
   /** Whether every key is admitted: no leader election, or every bucket admitted here. */
@@ -180,6 +197,7 @@ export class BucketOwnership {
     const inBucket = (key: string) => this.buckets?.bucketOf(key) === index;
     const dropped = this.controllers().reduce((n, c) => n + c.drop(inBucket), 0);
     const evicted = this.filtered().reduce((n, c) => n + c.evict(inBucket), 0);
+    if (this.shardLabel) for (const c of this.filtered()) c.rewatch();
     this.log.info({ bucket: this.buckets?.names[index], dropped, evicted }, "bucket lost, its keys dropped");
   }
 

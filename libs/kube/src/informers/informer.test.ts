@@ -379,3 +379,47 @@ test("admit: other keys' events are skipped unparsed (their resourceVersion kept
   await informer.stop();
   assert.deepEqual(seen.slice(3), ["delete b"]);
 });
+
+test("admit's label selector joins the informer's on lists and watches; rewatch restarts the watch with it, without relisting", async () => {
+  let narrowed: string | undefined = "quarry.dev/shard notin (1,2)";
+  const lists: string[] = [];
+  const watches: { selector: string; rv: string }[] = [];
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: [cm("a", "1")], rv: "10" }),
+    onWatch: (res, _n, q) => {
+      watches.push({ selector: q.get("labelSelector") ?? "", rv: q.get("resourceVersion") ?? "" });
+      res.write(`${JSON.stringify({ type: "MODIFIED", object: cm("a", String(10 + watches.length)) })}\n`);
+      // held open until the informer aborts it
+    },
+  };
+  const client = await fakeApiserver(api);
+  const realList = client.list.bind(client);
+  client.list = ((...args: Parameters<typeof client.list>) => {
+    lists.push(args[2]?.labelSelector ?? "");
+    return realList(...args);
+  }) as typeof client.list;
+  const informer = new Informer<KubeObject>(client, configMaps, {
+    log,
+    namespace: "ns",
+    resyncMs: 0,
+    labelSelector: "app=x",
+    admit: { admits: () => true, admitsAll: () => false, labelSelector: () => narrowed },
+  });
+  informer.start();
+  await until(() => watches.length === 1 && informer.get("ns", "a")?.metadata.resourceVersion === "11");
+  narrowed = "quarry.dev/shard notin (1,2,3)";
+  informer.rewatch();
+  await until(() => watches.length === 2);
+  narrowed = undefined;
+  informer.rewatch();
+  await until(() => watches.length === 3);
+  await informer.stop();
+  assert.deepEqual(lists, ["app=x,quarry.dev/shard notin (1,2)"], "listed once");
+  assert.deepEqual(watches, [
+    { selector: "app=x,quarry.dev/shard notin (1,2)", rv: "10" },
+    { selector: "app=x,quarry.dev/shard notin (1,2,3)", rv: "11" },
+    { selector: "app=x", rv: "12" },
+  ]);
+});

@@ -25,6 +25,12 @@ export interface KeyFilter {
   admits(key: string): boolean;
   /** True while every key is admitted: no event is worth scanning before it is parsed. */
   admitsAll(): boolean;
+  /**
+   * A label selector narrowing lists and watches to (a superset of) the admitted keys, so the
+   * apiserver does not send the others; joined to the informer's own. Read at every list and
+   * watch: after it narrows, rewatch().
+   */
+  labelSelector?(): string | undefined;
 }
 
 export interface InformerOptions<T = KubeObject> {
@@ -82,6 +88,8 @@ interface Stream {
   /** Relists asked for (refill) and the last one done: the watch restarts while they differ. */
   wanted: number;
   done: number;
+  /** A new watch (no relist) asked for by rewatch(). */
+  rewatch: boolean;
   watch: AbortController | undefined;
 }
 
@@ -134,6 +142,7 @@ export class Informer<T extends KubeObject> {
       listed: false,
       wanted: 0,
       done: 0,
+      rewatch: false,
       watch: undefined,
     }));
     this.loop = Promise.all(this.streams.map((st) => this.run(st))).then(() => undefined);
@@ -165,6 +174,17 @@ export class Informer<T extends KubeObject> {
       st.watch?.abort();
     }
     return new Promise((resolve) => this.refills.push({ wanted, resolve }));
+  }
+
+  /**
+   * Restarts the watches from where they are, without a relist, so a label selector that
+   * narrowed (admit's) takes effect: keys that left are evicted, nothing new comes in.
+   */
+  rewatch(): void {
+    for (const st of this.streams) {
+      st.rewatch = true;
+      st.watch?.abort();
+    }
   }
 
   /** Drops the cached objects whose key matches, handing them to no handler (they left this cache's scope). */
@@ -272,8 +292,12 @@ export class Informer<T extends KubeObject> {
         stream.retry.reset();
       } catch (err) {
         if (signal.aborted) break;
-        // a refill aborted the watch: relist now, no backoff
+        // a refill aborted the watch: relist now, no backoff; a rewatch: watch again now
         if (stream.done < stream.wanted) continue;
+        if (stream.rewatch) {
+          stream.rewatch = false;
+          continue;
+        }
         if (err instanceof WatchExpiredError) {
           this.log.info({ resource: this.rt.plural }, "watch expired (410), relisting");
           needList = true;
@@ -312,7 +336,7 @@ export class Informer<T extends KubeObject> {
         this.rt,
         stream.namespace,
         {
-          labelSelector: this.opts.labelSelector,
+          labelSelector: this.labelSelector(),
           fieldSelector: this.opts.fieldSelector,
           limit: this.opts.pageSize ?? 500,
           continue: cont,
@@ -359,6 +383,7 @@ export class Informer<T extends KubeObject> {
     // also covers a stop() that happened before this watch began.
     const watchAbort = new AbortController();
     stream.watch = watchAbort;
+    stream.rewatch = false;
     const signal = AbortSignal.any([this.stopController.signal, watchAbort.signal]);
     const watchdogMs = this.opts.watchdogMs ?? 5 * 60_000;
     let stalled = false;
@@ -385,7 +410,7 @@ export class Informer<T extends KubeObject> {
           resourceVersion: stream.resourceVersion,
           allowWatchBookmarks: true,
           timeoutSeconds: Math.floor(base * (1 + Math.random())),
-          labelSelector: this.opts.labelSelector,
+          labelSelector: this.labelSelector(),
           fieldSelector: this.opts.fieldSelector,
         },
         signal,
@@ -431,6 +456,12 @@ export class Informer<T extends KubeObject> {
     this.store(key, obj);
     if (old) for (const h of this.handlers) h.onUpdate?.(old, obj);
     else for (const h of this.handlers) h.onAdd?.(obj);
+  }
+
+  private labelSelector(): string | undefined {
+    const narrowed = this.opts.admit?.labelSelector?.();
+    if (!narrowed) return this.opts.labelSelector;
+    return this.opts.labelSelector ? `${this.opts.labelSelector},${narrowed}` : narrowed;
   }
 
   private admits(key: string): boolean {
