@@ -44,6 +44,12 @@ const FLAGS = {
     help: "replica counts, measured in this order (1,3,3,1 shows order effects)",
   },
   buckets: { type: "int", default: 6, min: 1, help: "QUARRY_BUCKETS of every configuration" },
+  "shard-label": {
+    type: "string",
+    default: "on",
+    choices: ["on", "off"],
+    help: "QUARRY_SHARD_LABEL: on, each replica watches only its buckets' requests (the control plane stamps quarry.dev/shard)",
+  },
   workloads: {
     type: "list",
     default: WORKLOADS.join(","),
@@ -125,7 +131,7 @@ async function configuration(ctx: Ctx, s: Setup, w: Workload, n: number) {
   const { server, workload } = s;
   const service = SERVICE[w];
   const requests = w === "cluster" ? f.requests : f["git-requests"];
-  log(`${w}: ${n} replica(s) of ${service}, ${f.buckets} buckets`);
+  log(`${w}: ${n} replica(s) of ${service}, ${f.buckets} buckets, shard label ${f["shard-label"]}`);
   const scn = await newScenario(`bench-scale-${w}-r${n}`, { cp: s.plane.info });
   if (w === "cluster") await applyClusterTasks(s.plane.admin, scn.namespace, f.tasks);
   else await configureGitNamespace(scn, server!, f["lifecycle-timeout"]);
@@ -136,7 +142,11 @@ async function configuration(ctx: Ctx, s: Setup, w: Workload, n: number) {
   const spreadStart = performance.now();
   const replicas = await Promise.all(
     Array.from({ length: n }, (_, k) => {
-      const env: Record<string, string> = { LOG_LEVEL: f["log-level"], QUARRY_BUCKETS: String(f.buckets) };
+      const env: Record<string, string> = {
+        LOG_LEVEL: f["log-level"],
+        QUARRY_BUCKETS: String(f.buckets),
+        QUARRY_SHARD_LABEL: f["shard-label"],
+      };
       if (isGit(w)) {
         // a pod's emptyDir: every replica starts with an empty cache of its own
         const dir = mkdtempSync(join(tmpdir(), `quarry-bench-scale-cache-r${k + 1}-`));

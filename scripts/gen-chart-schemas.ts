@@ -158,6 +158,7 @@ function serviceSchema(service: Service): Schema {
       leaseDuration: duration,
       renewDeadline: duration,
       retryPeriod: duration,
+      shardLabel: { enum: ["auto", "on", "off"] },
     }),
     concurrency: int(1),
     watchNamespace: str("empty: every namespace"),
@@ -298,7 +299,10 @@ function crdsSchema(): Schema {
       pipestrategies: toggle,
       clusterpipestrategies: toggle,
     }),
-    admissionPolicies: toggle,
+    admissionPolicies: closed({
+      enabled: bool,
+      shardLabel: { enum: ["auto", "on", "off"] },
+    }),
     resolutionRequests: closed({
       conversionWebhook: closed({
         enabled: bool,

@@ -3,7 +3,7 @@
 // when the committed files drift from what this module produces.
 import { dump } from "js-yaml";
 import { admissionPolicy } from "./admission-policy.ts";
-import { PART_OF, singleVersionCrd } from "./crd-builder.ts";
+import { singleVersionCrd } from "./crd-builder.ts";
 import type { CustomResourceDefinition, PrinterColumn, WebhookClientConfig } from "./crd-types.ts";
 import {
   ADMISSION_POLICY_DISABLED,
