@@ -309,7 +309,7 @@ export const SHARD_POLICY_SUBDIR = "shard";
 
 const SHARD_POLICY_NOTE = [
   "# Optional: stamps quarry.dev/shard on ResolutionRequests so each replica watches only its buckets'",
-  "# (docs/operator-guide.md, Scaling out). Needs admissionregistration.k8s.io/v1beta1",
+  "# (docs/operator-guide.md §5). Needs admissionregistration.k8s.io/v1beta1",
   "# MutatingAdmissionPolicy (Kubernetes 1.34+ with the MutatingAdmissionPolicy feature gate on).",
 ];
 
