@@ -6,12 +6,20 @@
 // takes them without waiting for expiry, and every request of the burst resolves.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { bucketHolders, heldBuckets, metricSum, type Replica, startReplica } from "@quarry/harness/replicas";
-import { createRequest, newRequest, resolvedOk, taskManifest, useScenario } from "@quarry/harness/scenario";
-import { bucketLeaseName, bucketOf, isApiError, type Lease, leases, microTime } from "@quarry/kube";
+import {
+  allResolved,
+  bucketHolders,
+  bucketOwners,
+  heldBuckets,
+  metricSum,
+  predictedPerReplica,
+  type Replica,
+  startReplica,
+} from "@quarry/harness/replicas";
+import { createRequest, newRequest, taskManifest, useScenario } from "@quarry/harness/scenario";
+import { bucketLeaseName, isApiError, type Lease, leases, microTime } from "@quarry/kube";
 
 const BUCKETS = 6;
 const LEASE_MS = 4_000;
@@ -47,33 +55,12 @@ async function burst(n: number): Promise<string[]> {
   return batch;
 }
 
-/** Waits until every request resolved (the lifecycle controller's True). */
-async function allResolved(batch: string[], timeoutMs = 45_000): Promise<void> {
-  const scn = scenario();
-  await waitUntil(
-    `${batch.length} requests to resolve`,
-    async () => {
-      const list = await scn.admin.list<ResolutionRequest>(resolutionRequests, scn.namespace);
-      const ok = new Set(list.items.filter(resolvedOk).map((r) => r.metadata.name));
-      return batch.every((n) => ok.has(n));
-    },
-    { timeoutMs, intervalMs: 250 },
-  );
-}
-
 const resolvedBy = (r: Replica) =>
   metricSum(r, "quarry_resolution_duration_seconds_count", { type: "cluster", outcome: "succeeded" });
 
 /** Watch events of other buckets' requests a replica dropped unparsed. */
 const skipped = (r: Replica) =>
   metricSum(r, "quarry_informer_events_skipped_total", { resource: "resolutionrequests" });
-
-/** Which live replica holds each bucket, read from the replicas and checked against the Leases. */
-async function ownership(live: Replica[]): Promise<Map<string, string>> {
-  const byReplica = new Map<string, string>();
-  for (const r of live) for (const b of await heldBuckets(r)) byReplica.set(b, r.name);
-  return byReplica;
-}
 
 test("the resolver may manage Leases in its own namespace and nowhere else", async () => {
   const scn = scenario();
@@ -117,7 +104,7 @@ test("three replicas share the buckets: every bucket held by exactly one, two ea
   );
   // what the replicas say is what the apiserver's Leases say
   const holders = await bucketHolders(scn.admin, scn.namespace);
-  const mine = await ownership(replicas);
+  const mine = await bucketOwners(replicas);
   for (const name of names) assert.equal(holders.get(name), mine.get(name), name);
   // and what their metrics say
   for (const [i, r] of replicas.entries()) {
@@ -137,20 +124,22 @@ test("three replicas share the buckets: every bucket held by exactly one, two ea
 
 test("a burst of requests all resolve, each by the one replica holding its bucket", async () => {
   const scn = scenario();
-  const owner = await ownership(replicas);
+  const owner = await bucketOwners(replicas);
   const before = await Promise.all(replicas.map(resolvedBy));
   const skippedBefore = await Promise.all(replicas.map(skipped));
   const started = performance.now();
   const batch = await burst(60);
-  await allResolved(batch);
+  await allResolved(scenario(), batch);
   console.log(`[ha-buckets] 60 requests resolved in ${Math.round(performance.now() - started)} ms`);
   // buckets did not move meanwhile, so each replica resolved exactly its buckets' requests
-  assert.deepEqual(await ownership(replicas), owner);
+  assert.deepEqual(await bucketOwners(replicas), owner);
   const after = await Promise.all(replicas.map(resolvedBy));
-  const expected = replicas.map(
-    (r) =>
-      batch.filter((n) => owner.get(names[bucketOf(`${scn.namespace}/${n}`, BUCKETS)]!) === r.name).length,
-  );
+  const expected = predictedPerReplica(replicas, owner, {
+    service: SERVICE,
+    buckets: BUCKETS,
+    namespace: scn.namespace,
+    batch,
+  });
   assert.deepEqual(
     after.map((n, i) => n - before[i]!),
     expected,
@@ -199,11 +188,11 @@ test("SIGKILL: the dead replica's buckets move to the others once its Leases exp
   // the upper bound is the one that matters: after one lease duration, never a second
   assert.ok(tookMs >= LEASE_MS - 2 * RETRY_MS, `not before the Leases expired (${tookMs} ms)`);
   assert.ok(tookMs < 2 * LEASE_MS, `within one lease duration and its retries, not two (${tookMs} ms)`);
-  await allResolved(batch);
+  await allResolved(scenario(), batch);
   const after = await Promise.all([r1, r2].map(resolvedBy));
   assert.equal(after[0]! - before[0]! + (after[1]! - before[1]!), batch.length, "each resolved exactly once");
   // every bucket is led by r1 or r2 now
-  const owner = await ownership([r1, r2]);
+  const owner = await bucketOwners([r1, r2]);
   assert.equal(owner.size, BUCKETS);
 });
 
@@ -275,10 +264,10 @@ test("SIGTERM during a burst: the Leases are released once the drain is over, a 
   console.log(`[ha-buckets] SIGTERM: release → r1 per bucket: ${gaps.join(", ")} ms`);
   const slowest = Math.max(...gaps);
   assert.ok(slowest < LEASE_MS, `taken over before a released lease could have expired (${slowest} ms)`);
-  await allResolved(during);
+  await allResolved(scenario(), during);
   // r1 owns everything now, and resolves what comes, once each
   const before = await resolvedBy(r1);
   const batch = await burst(10);
-  await allResolved(batch);
+  await allResolved(scenario(), batch);
   assert.equal((await resolvedBy(r1)) - before, batch.length);
 });

@@ -6,12 +6,20 @@
 // reaches them) while every request, labelled or not, resolves once.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LABEL_SHARD, type ResolutionRequest, resolutionRequests, shardOfName } from "@quarry/api";
+import { LABEL_SHARD, type ResolutionRequest, shardOfName } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
 import { waitUntil } from "@quarry/devcluster/wait";
-import { heldBuckets, metricSum, type Replica, startReplica } from "@quarry/harness/replicas";
-import { createRequest, newRequest, resolvedOk, taskManifest, useScenario } from "@quarry/harness/scenario";
-import { bucketLeaseName, bucketOf, isApiError } from "@quarry/kube";
+import {
+  allResolved,
+  bucketOwners,
+  heldBuckets,
+  metricSum,
+  predictedPerReplica,
+  type Replica,
+  startReplica,
+} from "@quarry/harness/replicas";
+import { createRequest, newRequest, taskManifest, useScenario } from "@quarry/harness/scenario";
+import { isApiError } from "@quarry/kube";
 
 const BUCKETS = 6;
 const ENV = {
@@ -22,7 +30,6 @@ const ENV = {
   QUARRY_LEASE_RETRY_PERIOD: "500ms",
 };
 const SERVICE = "cluster-resolver";
-const names = Array.from({ length: BUCKETS }, (_, i) => bucketLeaseName(SERVICE, i, BUCKETS));
 const cluster = { "resolution.tekton.dev/type": "cluster" };
 const task = { kind: "task", name: "hello" };
 /** A type no replica here serves: the stamping test's requests stay out of the replicas' counts. */
@@ -52,19 +59,6 @@ const resolvedBy = (r: Replica) =>
 const skipped = (r: Replica) =>
   metricSum(r, "quarry_informer_events_skipped_total", { resource: "resolutionrequests" });
 
-async function allResolved(batch: string[]): Promise<void> {
-  const scn = scenario();
-  await waitUntil(
-    `${batch.length} requests to resolve`,
-    async () => {
-      const list = await scn.admin.list<ResolutionRequest>(resolutionRequests, scn.namespace);
-      const ok = new Set(list.items.filter(resolvedOk).map((r) => r.metadata.name));
-      return batch.every((n) => ok.has(n));
-    },
-    { timeoutMs: 45_000, intervalMs: 250 },
-  );
-}
-
 test("the apiserver stamps the shard the replicas compute, and refuses another", async () => {
   const scn = scenario();
   const batch = ["a", "build", "git-6c3f0a9e2b7d41d58e3a0f1c2b9d7e64", `long-${"x".repeat(200)}`, "z.9-q"];
@@ -93,17 +87,18 @@ test("three replicas with the shard label: each receives only its buckets' reque
     },
     { timeoutMs: 30_000, intervalMs: 250 },
   );
-  const owner = new Map<string, string>();
-  for (const r of replicas) for (const b of await heldBuckets(r)) owner.set(b, r.name);
+  const owner = await bucketOwners(replicas);
   const before = await Promise.all(replicas.map(resolvedBy));
   const skippedBefore = await Promise.all(replicas.map(skipped));
   const batch = Array.from({ length: 60 }, (_, i) => `shard-${i}`);
   await Promise.all(batch.map((n) => createRequest(scn.admin, newRequest(scn.namespace, n, cluster, task))));
-  await allResolved(batch);
-  const expected = replicas.map(
-    (r) =>
-      batch.filter((n) => owner.get(names[bucketOf(`${scn.namespace}/${n}`, BUCKETS)]!) === r.name).length,
-  );
+  await allResolved(scn, batch);
+  const expected = predictedPerReplica(replicas, owner, {
+    service: SERVICE,
+    buckets: BUCKETS,
+    namespace: scn.namespace,
+    batch,
+  });
   const after = await Promise.all(replicas.map(resolvedBy));
   assert.deepEqual(
     after.map((n, i) => n - before[i]!),
@@ -128,7 +123,7 @@ test("an unlabelled request (generateName) still reaches every replica's watch a
   const before = await Promise.all(replicas.map(resolvedBy));
   const made = await createRequest(scn.admin, generatedRequest(scn.namespace, "shard-gen-", cluster));
   assert.equal(made.metadata.labels?.[LABEL_SHARD], undefined);
-  await allResolved([made.metadata.name!]);
+  await allResolved(scn, [made.metadata.name!]);
   const after = await Promise.all(replicas.map(resolvedBy));
   assert.equal(
     after.reduce((s, n, i) => s + n - before[i]!, 0),

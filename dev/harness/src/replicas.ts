@@ -3,10 +3,12 @@
 // each with its own POD_NAME and log file, and what a test reads from them:
 // the buckets they hold (/readyz), their metrics, the bucket Leases.
 import { join } from "node:path";
+import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { type RunningService, startService } from "@quarry/devcluster/service";
-import { type KubeClient, type Lease, leases } from "@quarry/kube";
+import { waitUntil } from "@quarry/devcluster/wait";
+import { bucketLeaseName, bucketOf, type KubeClient, type Lease, leases } from "@quarry/kube";
 import { sumMetric } from "./metrics.ts";
-import type { Scenario } from "./scenario.ts";
+import { resolvedOk, type Scenario } from "./scenario.ts";
 
 export interface Replica {
   name: string;
@@ -55,4 +57,39 @@ export async function metricSum(
 export async function bucketHolders(admin: KubeClient, namespace: string): Promise<Map<string, string>> {
   const list = await admin.list<Lease>(leases, namespace, { labelSelector: "quarry.dev/lease=bucket" });
   return new Map(list.items.map((l) => [l.metadata.name ?? "", l.spec?.holderIdentity ?? ""]));
+}
+
+/** Which replica holds each bucket Lease, from the replicas' own /readyz. */
+export async function bucketOwners(live: readonly Replica[]): Promise<Map<string, string>> {
+  const byLease = new Map<string, string>();
+  for (const r of live) for (const b of await heldBuckets(r)) byLease.set(b, r.name);
+  return byLease;
+}
+
+/** How many of `batch` (request names in `namespace`) each replica's buckets predict it resolves. */
+export function predictedPerReplica(
+  live: readonly Replica[],
+  owners: ReadonlyMap<string, string>,
+  opts: { service: string; buckets: number; namespace: string; batch: readonly string[] },
+): number[] {
+  const leaseOf = (name: string) =>
+    bucketLeaseName(opts.service, bucketOf(`${opts.namespace}/${name}`, opts.buckets), opts.buckets);
+  return live.map((r) => opts.batch.filter((n) => owners.get(leaseOf(n)) === r.name).length);
+}
+
+/** Waits until every request of `batch` in the scenario's namespace has Succeeded=True. */
+export async function allResolved(
+  scn: Scenario,
+  batch: readonly string[],
+  timeoutMs = 45_000,
+): Promise<void> {
+  await waitUntil(
+    `${batch.length} requests to resolve`,
+    async () => {
+      const list = await scn.admin.list<ResolutionRequest>(resolutionRequests, scn.namespace);
+      const ok = new Set(list.items.filter(resolvedOk).map((r) => r.metadata.name));
+      return batch.every((n) => ok.has(n));
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
 }
