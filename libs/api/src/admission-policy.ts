@@ -1,8 +1,14 @@
 // A ValidatingAdmissionPolicy on ResolutionRequests and its Deny binding: the
 // shape every Quarry policy shares.
 import { PART_OF } from "./crd-builder.ts";
-import type { Manifest } from "./crds.ts";
 import { RESOLUTION_GROUP } from "./types.ts";
+
+/** A manifest object with the two fields every Kubernetes object has; the rest stays open. */
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  [field: string]: unknown;
+}
 
 export interface AdmissionPolicySpec {
   name: string;

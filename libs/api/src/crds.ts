@@ -2,7 +2,7 @@
 // rendering. gen-crds.ts writes the YAML to libs/api/crds/; crds.test.ts fails
 // when the committed files drift from what this module produces.
 import { dump } from "js-yaml";
-import { admissionPolicy } from "./admission-policy.ts";
+import { admissionPolicy, type Manifest } from "./admission-policy.ts";
 import { singleVersionCrd } from "./crd-builder.ts";
 import type { CustomResourceDefinition, PrinterColumn, WebhookClientConfig } from "./crd-types.ts";
 import {
@@ -31,12 +31,7 @@ import { RESOLUTION_GROUP, RESOLUTION_REQUEST_PLURAL } from "./types.ts";
 export const RESOLUTION_REQUEST_CRD_NAME = `${RESOLUTION_REQUEST_PLURAL}.${RESOLUTION_GROUP}`;
 export const RESOLVER_LABEL_POLICY_NAME = "quarry-resolutionrequest-resolver-label";
 
-/** A manifest object with the two fields every Kubernetes object has; the rest stays open. */
-export interface Manifest {
-  apiVersion: string;
-  kind: string;
-  [field: string]: unknown;
-}
+export type { Manifest } from "./admission-policy.ts";
 
 const SUCCEEDED_PATH = '.status.conditions[?(@.type=="Succeeded")]';
 const RESOLUTION_REQUEST_COLUMNS: PrinterColumn[] = [

@@ -2,9 +2,8 @@
 // named ResolutionRequest with the shard of its name, and a
 // ValidatingAdmissionPolicy refuses any other value, so a replica that selects
 // its buckets' shards in its watch (QUARRY_SHARD_LABEL) can trust the label.
-import { admissionPolicy } from "./admission-policy.ts";
+import { admissionPolicy, type Manifest } from "./admission-policy.ts";
 import { PART_OF } from "./crd-builder.ts";
-import type { Manifest } from "./crds.ts";
 import { ADMISSION_POLICY_DISABLED, LABEL_ADMISSION_POLICY, LABEL_SHARD } from "./labels.ts";
 import { shardCel } from "./shard.ts";
 import { RESOLUTION_GROUP, RESOLUTION_REQUEST_PLURAL } from "./types.ts";
