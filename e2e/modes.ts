@@ -21,6 +21,7 @@ export const FLEET_ONLY: Readonly<Record<string, string>> = {
     "reads the git resolver chart's fleet rendering: its Deployment's env and its Role in Tekton's namespace, bound to quarry-git-resolver",
   "ha-buckets": REPLICAS,
   "ha-rolling-update": REPLICAS,
+  "ha-shard-label": REPLICAS,
 };
 
 /**
