@@ -9,6 +9,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { startGitServer } from "@quarry/devcluster/git-server";
+import { installShardPolicy } from "@quarry/devcluster/install";
 import { heldBuckets, type Replica, startReplica } from "@quarry/harness/replicas";
 import { newScenario } from "@quarry/harness/scenario";
 import { bucketLeaseName, bucketOf, DEFAULT_LEASE_TIMING } from "@quarry/kube";
@@ -48,7 +49,7 @@ const FLAGS = {
     type: "string",
     default: "on",
     choices: ["on", "off"],
-    help: "QUARRY_SHARD_LABEL: on, each replica watches only its buckets' requests (the control plane stamps quarry.dev/shard)",
+    help: "on: Quarry's shard policies installed and QUARRY_SHARD_LABEL=on, each replica watching only its buckets' requests",
   },
   workloads: {
     type: "list",
@@ -101,6 +102,8 @@ async function setup(ctx: Ctx) {
   const gitFiles = { files: f["git-requests"], bulkMb: f["bulk-mb"] };
   const workload = git && (await buildGitWorkload(git, gitFiles));
   const plane = await ctx.controlPlane({ tekton: true });
+  // as quarry-crds installs them with admissionPolicies.shardLabel: for the whole cluster
+  if (f["shard-label"] === "on") await installShardPolicy(plane.admin);
   return { versions, server: git, workload, plane, clientStats: { retries: 0 } };
 }
 

@@ -122,6 +122,11 @@ const globalSchema: Schema = {
     tektonConfigNamespace: str(
       "Tekton's resolvers namespace, read in place by the resolvers Tekton ships too",
     ),
+    shardLabel: {
+      ...bool,
+      description:
+        "the shard label everywhere: quarry-crds' shard policies and every service's leaderElection.shardLabel",
+    },
     mode: {
       enum: ["fleet", "all-in-one"],
       description:
@@ -158,7 +163,7 @@ function serviceSchema(service: Service): Schema {
       leaseDuration: duration,
       renewDeadline: duration,
       retryPeriod: duration,
-      shardLabel: { enum: ["auto", "on", "off"] },
+      shardLabel: bool,
     }),
     concurrency: int(1),
     watchNamespace: str("empty: every namespace"),
@@ -301,7 +306,7 @@ function crdsSchema(): Schema {
     }),
     admissionPolicies: closed({
       enabled: bool,
-      shardLabel: { enum: ["auto", "on", "off"] },
+      shardLabel: bool,
     }),
     resolutionRequests: closed({
       conversionWebhook: closed({

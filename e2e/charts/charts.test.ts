@@ -369,6 +369,44 @@ describe("tracing values", () => {
   });
 });
 
+describe("the shard label", () => {
+  const kinds = (docs: Manifest[]) =>
+    docs
+      .filter((d) => d.metadata.name.startsWith("quarry-resolutionrequest-shard"))
+      .map((d) => `${d.apiVersion} ${d.kind}`);
+
+  test("off by default; global.shardLabel renders both policies and turns every service's switch on", () => {
+    assert.deepEqual(kinds(template("quarry-crds")), []);
+    for (const svc of services) assert.equal(env(template(svc)).QUARRY_SHARD_LABEL, "off", svc);
+    assert.deepEqual(kinds(template("quarry-crds", ["--set=global.shardLabel=true"])), [
+      "admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicy",
+      "admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicyBinding",
+      "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy",
+      "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding",
+    ]);
+    const umbrella = template("quarry", ["--set=global.shardLabel=true"]);
+    assert.equal(kinds(umbrella).length, 4);
+    const switches = umbrella.filter((d) => d.kind === "Deployment").map((d) => env([d]).QUARRY_SHARD_LABEL);
+    assert.ok(switches.length >= 8 && switches.every((v) => v === "on"), switches.join(","));
+  });
+
+  test("each side on its own; the v1 API where the cluster serves it", () => {
+    assert.equal(kinds(template("quarry-crds", ["--set=admissionPolicies.shardLabel=true"])).length, 4);
+    assert.equal(
+      env(template("git-resolver", ["--set=leaderElection.shardLabel=true"])).QUARRY_SHARD_LABEL,
+      "on",
+    );
+    const v1 = template("quarry-crds", [
+      "--set=admissionPolicies.shardLabel=true",
+      "--api-versions=admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
+    ]);
+    assert.deepEqual(kinds(v1).slice(0, 2), [
+      "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy",
+      "admissionregistration.k8s.io/v1 MutatingAdmissionPolicyBinding",
+    ]);
+  });
+});
+
 describe("quarry-crds and the umbrella", () => {
   const crdNames = (docs: Manifest[]) =>
     docs

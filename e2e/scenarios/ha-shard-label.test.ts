@@ -1,13 +1,15 @@
-// The shard label on a real apiserver: Quarry's MutatingAdmissionPolicy stamps
+// The shard label on a real apiserver (the policies bound to this file's
+// namespace): Quarry's MutatingAdmissionPolicy stamps
 // every named request with the shard the replicas compute (CEL and TypeScript
 // agree), its ValidatingAdmissionPolicy refuses any other value, and three
 // replicas with QUARRY_SHARD_LABEL=on each receive only their buckets'
 // requests (the apiserver filters: no event of another bucket's request
 // reaches them) while every request, labelled or not, resolves once.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { LABEL_SHARD, type ResolutionRequest, shardOfName } from "@quarry/api";
 import { applyObject } from "@quarry/devcluster/apply";
+import { installShardPolicy } from "@quarry/devcluster/install";
 import { waitUntil } from "@quarry/devcluster/wait";
 import {
   allResolved,
@@ -46,11 +48,17 @@ function generatedRequest(
   return { ...rr, metadata: { ...metadata, generateName: prefix } };
 }
 
+let removeShardPolicy: (() => Promise<void>) | undefined;
 const scenario = useScenario("ha-shard-label", {
   start: ["lifecycle-controller"],
   setup: async (scn) => {
     await applyObject(scn.admin, taskManifest(scn.namespace, "hello"));
+    // the shipped policies, bound to this scenario's namespace only
+    removeShardPolicy = await installShardPolicy(scn.admin, scn.namespace);
   },
+});
+after(async () => {
+  await removeShardPolicy?.();
 });
 const replicas: Replica[] = [];
 

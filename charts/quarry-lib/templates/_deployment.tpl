@@ -58,10 +58,7 @@ spec:
             {{- end }}
             - {name: QUARRY_LEADER_ELECTION, value: {{ ternary "on" "off" $le.enabled | quote }}}
             - {name: QUARRY_BUCKETS, value: {{ $le.buckets | quote }}}
-            {{- /* auto: on where the cluster serves MutatingAdmissionPolicy, which quarry-crds then installs the shard policies with */}}
-            {{- $shard := $le.shardLabel | default "auto" }}
-            {{- $mapServed := or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy") }}
-            - {name: QUARRY_SHARD_LABEL, value: {{ ternary "on" "off" (or (eq $shard "on") (and (eq $shard "auto") $mapServed)) | quote }}}
+            - {name: QUARRY_SHARD_LABEL, value: {{ ternary "on" "off" (or $le.shardLabel .Values.global.shardLabel) | quote }}}
             - {name: QUARRY_LEASE_DURATION, value: {{ $le.leaseDuration | quote }}}
             - {name: QUARRY_LEASE_RENEW_DEADLINE, value: {{ $le.renewDeadline | quote }}}
             - {name: QUARRY_LEASE_RETRY_PERIOD, value: {{ $le.retryPeriod | quote }}}

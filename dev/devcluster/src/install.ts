@@ -1,11 +1,12 @@
 // Installs Quarry's API (CRDs and admission policies; the run CRDs as an
 // option) and the stand-ins for Tekton's CRDs on a control plane, and waits
 // until they are served.
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient, KubeObject } from "@quarry/kube";
+import yaml from "js-yaml";
 import { applyFile, applyObject } from "./apply.ts";
-import { kinds } from "./kinds.ts";
+import { kindOf, kinds } from "./kinds.ts";
 import { repoRoot } from "./paths.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -98,42 +99,64 @@ export async function installQuarryApi(admin: KubeClient, opts: InstallOptions =
   // CRDs first: policies reference their resources
   for (const f of files.filter((f) => !f.includes("policy"))) await applyCrds(admin, join(dir, f));
   for (const f of files.filter((f) => f.includes("policy"))) await applyFile(admin, join(dir, f));
-  await installShardPolicy(admin);
   await installRunCrds(admin, opts.runCrds ?? "quarry");
 }
 
 /**
  * Quarry's shard-label policies (libs/api/crds/shard/), where the apiserver serves
- * MutatingAdmissionPolicy (controlplane.ts turns it on): waits until a dry-run create is stamped.
+ * MutatingAdmissionPolicy (controlplane.ts turns it on). With `namespace`, bound to that namespace
+ * only and named after it (a test's: the policy also makes creates fail for seconds after an
+ * apiserver restart, which other tests on the same control plane must not see). Waits until a
+ * dry-run create is stamped; returns a function that removes what it installed.
  */
-export async function installShardPolicy(admin: KubeClient): Promise<void> {
+export async function installShardPolicy(
+  admin: KubeClient,
+  namespace?: string,
+): Promise<() => Promise<void>> {
   const served = await admin
     .request<{ resources: { name: string }[] }>("GET", "/apis/admissionregistration.k8s.io/v1beta1")
     .then((d) => d.resources.some((r) => r.name === "mutatingadmissionpolicies"))
     .catch(() => false);
-  if (!served) return;
-  await applyFile(
-    admin,
-    join(repoRoot, "libs", "api", "crds", "shard", "resolutionrequest-shard-policy.yaml"),
-  );
+  if (!served)
+    throw new Error(
+      "the apiserver does not serve admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicy",
+    );
+  const file = join(repoRoot, "libs", "api", "crds", "shard", "resolutionrequest-shard-policy.yaml");
+  const docs = (yaml.loadAll(readFileSync(file, "utf8")) as KubeObject[]).filter(Boolean);
+  const objects = namespace ? docs.map((d) => scopedPolicyObject(d, namespace)) : docs;
+  for (const o of objects) await applyObject(admin, o);
+  const target = namespace ?? "default";
   const probe = {
     apiVersion: "resolution.tekton.dev/v1beta1",
     kind: "ResolutionRequest",
-    metadata: {
-      name: "shard-probe",
-      namespace: "default",
-      labels: { "resolution.tekton.dev/type": "cluster" },
-    },
+    metadata: { name: "shard-probe", namespace: target, labels: { "resolution.tekton.dev/type": "cluster" } },
     spec: { params: [] },
   };
   await waitUntil("the shard label stamped at admission", async () => {
     const made = await admin.request<KubeObject>(
       "POST",
-      "/apis/resolution.tekton.dev/v1beta1/namespaces/default/resolutionrequests",
+      `/apis/resolution.tekton.dev/v1beta1/namespaces/${target}/resolutionrequests`,
       { body: probe, query: { dryRun: "All" } },
     );
     return made.metadata.labels?.["quarry.dev/shard"] !== undefined;
   });
+  return async () => {
+    for (const o of [...objects].reverse())
+      await admin.delete(kindOf(o.kind), undefined, o.metadata.name!).catch(() => undefined);
+  };
+}
+
+/** A shard policy object renamed after `namespace`, its binding matching that namespace only. */
+function scopedPolicyObject(doc: KubeObject, namespace: string): KubeObject {
+  const o = structuredClone(doc) as KubeObject & { spec: Record<string, unknown> };
+  o.metadata.name = `${o.metadata.name}-${namespace}`;
+  if (o.kind?.endsWith("Binding")) {
+    o.spec.policyName = `${o.spec.policyName as string}-${namespace}`;
+    o.spec.matchResources = {
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
+    };
+  }
+  return o;
 }
 
 /** Installs one flavour of the run CRDs (see RunCrdMode); "none" installs nothing. */
