@@ -2,6 +2,7 @@
 // service's one identity (as a Deployment's pods share a ServiceAccount),
 // each with its own POD_NAME and log file, and what a test reads from them:
 // the buckets they hold (/readyz), their metrics, the bucket Leases.
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type ResolutionRequest, resolutionRequests } from "@quarry/api";
 import { type RunningService, startService } from "@quarry/devcluster/service";
@@ -59,6 +60,16 @@ export async function bucketHolders(admin: KubeClient, namespace: string): Promi
   return new Map(list.items.map((l) => [l.metadata.name ?? "", l.spec?.holderIdentity ?? ""]));
 }
 
+/** Requests of `type` a replica resolved with outcome succeeded (its resolution histogram's count). */
+export function resolvedBy(r: Replica, type: string): Promise<number> {
+  return metricSum(r, "quarry_resolution_duration_seconds_count", { type, outcome: "succeeded" });
+}
+
+/** Watch events of requests outside its buckets a replica dropped unparsed. */
+export function skippedEvents(r: Replica): Promise<number> {
+  return metricSum(r, "quarry_informer_events_skipped_total", { resource: "resolutionrequests" });
+}
+
 /** Which replica holds each bucket Lease, from the replicas' own /readyz. */
 export async function bucketOwners(live: readonly Replica[]): Promise<Map<string, string>> {
   const byLease = new Map<string, string>();
@@ -75,6 +86,27 @@ export function predictedPerReplica(
   const leaseOf = (name: string) =>
     bucketLeaseName(opts.service, bucketOf(`${opts.namespace}/${name}`, opts.buckets), opts.buckets);
   return live.map((r) => opts.batch.filter((n) => owners.get(leaseOf(n)) === r.name).length);
+}
+
+/**
+ * Asserts each replica resolved exactly what its buckets predicted between the counts `before` and
+ * `after` (resolvedBy), and that every replica had some of the work.
+ */
+export function assertResolvedAsPredicted(
+  live: readonly Replica[],
+  before: readonly number[],
+  after: readonly number[],
+  expected: readonly number[],
+): void {
+  assert.deepEqual(
+    after.map((n, i) => n - before[i]!),
+    expected,
+    `requests resolved per replica (${live.map((r) => r.name).join(", ")})`,
+  );
+  assert.ok(
+    expected.every((n) => n > 0),
+    `every replica had work: ${expected.join(", ")}`,
+  );
 }
 
 /** Waits until every request of `batch` in the scenario's namespace has Succeeded=True. */
