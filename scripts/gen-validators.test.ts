@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
-import { pathToFileURL } from "node:url";
 import { RUNTIME_HELPERS, staleFiles } from "./gen-validators.ts";
+import { serviceGraph, servicesWithMain } from "./service-graph.ts";
 
 test("the committed validators are what scripts/gen-validators.ts generates from the schemas", async () => {
   assert.deepEqual(await staleFiles(), [], "run `node scripts/gen-validators.ts`");
@@ -22,34 +20,9 @@ test("the stand-in for ajv's ucs2length counts as ajv does, lone surrogates incl
     assert.equal(ours(s), ajvLength(s), JSON.stringify(s));
 });
 
-// Every module a service loads at start (main.ts's imports, main's own top level left out), as
-// the service would resolve them: none may be ajv's, which the generated code replaces.
-const LIST_MODULES = `
-import { registerHooks } from "node:module";
-const urls = [];
-registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); urls.push(r.url); return r; } });
-for (const spec of JSON.parse(process.env.SPECIFIERS)) await import(spec);
-console.log(JSON.stringify(urls));
-`;
-
 test("no service loads ajv at start: its validators are generated code", () => {
-  const services = join(import.meta.dirname, "..", "services");
-  for (const service of readdirSync(services)) {
-    const dir = join(services, service, "src");
-    if (!existsSync(join(dir, "main.ts"))) continue;
-    const specifiers = [
-      ...readFileSync(join(dir, "main.ts"), "utf8").matchAll(
-        /^import\s+(?!type\s)[^;]*?from\s*"([^"]+)";/gms,
-      ),
-    ]
-      .map((m) => m[1]!)
-      .map((s) => (s.startsWith(".") ? pathToFileURL(join(dir, s)).href : s));
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e", LIST_MODULES], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { ...process.env, SPECIFIERS: JSON.stringify(specifiers) },
-    });
-    const urls = JSON.parse(out.trim().split("\n").at(-1) ?? "[]") as string[];
+  for (const service of servicesWithMain()) {
+    const { urls } = serviceGraph(service);
     assert.ok(urls.length > 100, `${service}: ${urls.length} modules: the imports did not load`);
     assert.deepEqual(
       urls.filter((u) => /\/node_modules\/ajv\//.test(u)),

@@ -31,6 +31,7 @@ export {
 export { type EventRecorder, type EventType, KubeEventRecorder } from "./client/events.ts";
 export { setTlsFields, type TlsMaterial } from "./client/http-transport.ts";
 export type { Authentication } from "./client/kubeconfig.ts";
+export { nodeHttp } from "./client/node-http.ts";
 export { controllerOwner, controllerOwnerKey, type OwnerMatch } from "./client/owners.ts";
 export { changedFields, lockedMergePatch, patchStatus } from "./client/patch.ts";
 export {

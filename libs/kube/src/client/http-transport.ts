@@ -8,11 +8,12 @@
 // suite's finding, docs/testing.md); here each call has its own socket, and an
 // aborted call (the informer's watchdog, a deadline) destroys the socket it was
 // on, so the next attempt dials a fresh one.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import type { Agent as HttpAgent, IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { pipeline } from "node:stream";
 import { type ConnectionOptions, createSecureContext } from "node:tls";
 import { createGunzip } from "node:zlib";
+import { nodeHttp } from "./node-http.ts";
 
 /** CA and client certificate of a connection, as node:tls (and undici's connect) take them. */
 export type TlsMaterial = Pick<
@@ -36,7 +37,7 @@ const IDLE_SOCKET_MS = 4_000;
  * the informer watchdog's business).
  */
 export function apiserverAgent(server: string, tls: TlsMaterial = {}, idleMs = IDLE_SOCKET_MS): HttpAgent {
-  if (new URL(server).protocol === "http:") return new HttpAgent({ keepAlive: true, timeout: idleMs });
+  if (new URL(server).protocol === "http:") return new nodeHttp.Agent({ keepAlive: true, timeout: idleMs });
   const { rejectUnauthorized, servername, ...material } = tls;
   const set = setTlsFields(material);
   return new HttpsAgent({
@@ -74,7 +75,7 @@ export interface HttpResponse {
  * destroys the request and its socket, and a body being read then fails with the abort reason.
  */
 export function sendHttp(url: URL, call: HttpCall): Promise<HttpResponse> {
-  const request = url.protocol === "http:" ? httpRequest : httpsRequest;
+  const request = url.protocol === "http:" ? nodeHttp.request : httpsRequest;
   return new Promise<HttpResponse>((resolve, reject) => {
     const { signal } = call;
     if (signal?.aborted) {

@@ -5,8 +5,9 @@
 // advertisement only tells what the server speaks, which ref-discovery.ts
 // learns once per URL and remembers. Pure pkt-line encoding and parsing here
 // (unit-tested); the POST in postLsRefs.
-import { type Agent as HttpAgent, request as httpRequest } from "node:http";
+import type { Agent as HttpAgent } from "node:http";
 import { type Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { nodeHttp } from "@quarry/kube";
 import type { ServerRef } from "./revision.ts";
 
 const AGENT = "git/quarry-git-resolver";
@@ -79,7 +80,7 @@ export type LsRefsAnswer =
 export function postLsRefs(p: LsRefsPost): Promise<LsRefsAnswer> {
   const target = new URL(`${p.url.replace(/\/+$/, "")}/git-upload-pack`);
   const body = lsRefsBody(p.prefixes, p.format);
-  const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+  const send = target.protocol === "https:" ? httpsRequest : nodeHttp.request;
   return new Promise((resolve, reject) => {
     const req = send(
       target,

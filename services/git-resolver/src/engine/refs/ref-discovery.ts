@@ -10,8 +10,9 @@
 // blocked-networks (the agents' lookup hands the socket the checked
 // addresses; a literal address is checked before the first request), and no
 // redirect is followed (the git binary that fetches later follows none either).
-import { Agent as HttpAgent } from "node:http";
+import type { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
+import { nodeHttp } from "@quarry/kube";
 import {
   type BlockedNetworks,
   checkedLookup,
@@ -76,7 +77,7 @@ function agentsFor(req: Pick<SourceRequest, "proxy" | "caBundle" | "blockedNetwo
       ...(proxyEnv ? { proxyEnv } : { lookup: checkedLookup(blocked) }),
       ...(caBundle ? { ca: trustedCas({ caBundle }) } : {}),
     };
-    pair = { http: new HttpAgent(opts), https: new HttpsAgent(opts) };
+    pair = { http: new nodeHttp.Agent(opts), https: new HttpsAgent(opts) };
     // settings change rarely; drop the lot rather than grow without bound
     if (agents.size >= 16) agents.clear();
     agents.set(key, pair);
