@@ -24,7 +24,7 @@ export interface RunningService {
  * The node options every service chart sets (`nodeOptions` in its values.yaml; a chart test keeps
  * the two the same), so that tests and benchmarks run the processes as a cluster does.
  */
-export const SERVICE_NODE_OPTIONS = "--max-semi-space-size=1 --v8-pool-size=1";
+export const SERVICE_NODE_OPTIONS = "--max-semi-space-size=1 --v8-pool-size=1 --max-old-space-size=256";
 
 export interface StartServiceOptions {
   kubeconfig: string;
