@@ -90,6 +90,10 @@ await runBenchmark({
       type: "boolean",
       help: "run each service from its image's tree (type-stripped .js), not its sources",
     },
+    bundle: {
+      type: "boolean",
+      help: "with --as-image: run each tree's main.js bundled into one file (bench/lib/bundle-entry.ts)",
+    },
     mode: {
       type: "string",
       default: "fleet",
@@ -169,17 +173,18 @@ await runBenchmark({
     const env = (name: string): Record<string, string> =>
       name === "hub-resolver" ? { ARTIFACT_HUB_API: hub.base } : {};
     const imageDir = f["as-image"] ? workDir : undefined;
-    return { versions, admin, namespaceFor, requests, env, imageDir };
+    if (f.bundle && !imageDir) throw new Error("--bundle needs --as-image");
+    return { versions, admin, namespaceFor, requests, env, imageDir, bundle: f.bundle === true };
   },
 
-  phases: (ctx, { admin, namespaceFor, requests, env, imageDir }) =>
+  phases: (ctx, { admin, namespaceFor, requests, env, imageDir, bundle }) =>
     modesOf(ctx.flags.mode).map((mode) => ({
       name: mode,
       run: async () => {
         const f = ctx.flags;
         const scn = await namespaceFor(mode);
         const ns = scn.namespace;
-        const quarry = await startQuarry(ctx.services, scn, { mode, services: FLEET, imageDir, env });
+        const quarry = await startQuarry(ctx.services, scn, { mode, services: FLEET, imageDir, bundle, env });
         const rss = (field: "VmRSS" | "VmHWM") =>
           Object.fromEntries(quarry.procs.map((p) => [p.name, MiB(vmKiB(p.pid, field))]));
         log(`${mode}: idle ${f.settle} s`);
