@@ -3,7 +3,6 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
 import { RUNTIME_HELPERS, staleFiles } from "./gen-validators.ts";
-import { serviceGraph, servicesWithMain } from "./service-graph.ts";
 
 test("the committed validators are what scripts/gen-validators.ts generates from the schemas", async () => {
   assert.deepEqual(await staleFiles(), [], "run `node scripts/gen-validators.ts`");
@@ -18,16 +17,4 @@ test("the stand-in for ajv's ucs2length counts as ajv does, lone surrogates incl
   const ours = new Function(`${helper.code}\nreturn ${helper.name};`)() as (s: string) => number;
   for (const s of ["", "abc", "😀", "a😀b", "\uD800", "a\uD800", "\uDC00x", "\uD800\uD800\uDC00", "é"])
     assert.equal(ours(s), ajvLength(s), JSON.stringify(s));
-});
-
-test("no service loads ajv at start: its validators are generated code", () => {
-  for (const service of servicesWithMain()) {
-    const { urls } = serviceGraph(service);
-    assert.ok(urls.length > 100, `${service}: ${urls.length} modules: the imports did not load`);
-    assert.deepEqual(
-      urls.filter((u) => /\/node_modules\/ajv\//.test(u)),
-      [],
-      `${service} loads ajv`,
-    );
-  }
 });
