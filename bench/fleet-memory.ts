@@ -88,11 +88,7 @@ await runBenchmark({
     "hub-tasks": { type: "int", default: 20, min: 1, help: "hub workload's Tasks in the hub fixture" },
     "as-image": {
       type: "boolean",
-      help: "run each service from its image's tree (type-stripped .js), not its sources",
-    },
-    bundle: {
-      type: "boolean",
-      help: "with --as-image: run each tree's main.js bundled into one file (bench/lib/bundle-entry.ts)",
+      help: "run each service from its image's tree (type-stripped, main.js bundled), not its sources",
     },
     mode: {
       type: "string",
@@ -173,18 +169,17 @@ await runBenchmark({
     const env = (name: string): Record<string, string> =>
       name === "hub-resolver" ? { ARTIFACT_HUB_API: hub.base } : {};
     const imageDir = f["as-image"] ? workDir : undefined;
-    if (f.bundle && !imageDir) throw new Error("--bundle needs --as-image");
-    return { versions, admin, namespaceFor, requests, env, imageDir, bundle: f.bundle === true };
+    return { versions, admin, namespaceFor, requests, env, imageDir };
   },
 
-  phases: (ctx, { admin, namespaceFor, requests, env, imageDir, bundle }) =>
+  phases: (ctx, { admin, namespaceFor, requests, env, imageDir }) =>
     modesOf(ctx.flags.mode).map((mode) => ({
       name: mode,
       run: async () => {
         const f = ctx.flags;
         const scn = await namespaceFor(mode);
         const ns = scn.namespace;
-        const quarry = await startQuarry(ctx.services, scn, { mode, services: FLEET, imageDir, bundle, env });
+        const quarry = await startQuarry(ctx.services, scn, { mode, services: FLEET, imageDir, env });
         const rss = (field: "VmRSS" | "VmHWM") =>
           Object.fromEntries(quarry.procs.map((p) => [p.name, MiB(vmKiB(p.pid, field))]));
         log(`${mode}: idle ${f.settle} s`);

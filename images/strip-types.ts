@@ -5,7 +5,7 @@
 // package.json exports/main move from .ts to .js. Why: a process that runs .ts
 // loads Node's type stripper (a Wasm build of swc), 17-19 MiB of RSS for the
 // process's whole life (docs/performance.md, "Fleet memory"); the image's
-// entrypoint then runs src/main.js.
+// entrypoint then runs src/main.js (bundled by images/bundle.ts).
 // Used by images/Dockerfile and dev/image-builder/src/build-layout.ts after relink-workspace.ts; no dependencies.
 // Usage: node images/strip-types.ts <deployed-dir>
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";

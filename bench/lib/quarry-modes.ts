@@ -12,7 +12,6 @@ import { allInOneIdentity } from "@quarry/harness/all-in-one-scenario";
 import type { Scenario } from "@quarry/harness/scenario";
 import { deployServiceTree } from "@quarry/image-builder/build-layout";
 import yaml from "js-yaml";
-import { bundleServiceEntry } from "./bundle-entry.ts";
 import { log } from "./run.ts";
 import type { BenchServices } from "./service-stats.ts";
 
@@ -71,8 +70,6 @@ export interface StartQuarryOptions {
   services: readonly string[];
   /** run from each image's tree under this directory (deployed once, on first use) */
   imageDir?: string;
-  /** with imageDir: each tree's main.js bundled into one file first (bundle-entry.ts) */
-  bundle?: boolean;
   /** each service's env; all-in-one runs with every one of them merged */
   env?: (service: string) => Record<string, string>;
 }
@@ -80,16 +77,16 @@ export interface StartQuarryOptions {
 const deployed = new Map<string, Promise<void>>();
 
 /** The image tree's entry of `service` under `imageDir`, deployed there once. */
-async function imageEntry(imageDir: string, service: string, bundle: boolean): Promise<string> {
+async function imageEntry(imageDir: string, service: string): Promise<string> {
   const dir = join(imageDir, service);
   let done = deployed.get(dir);
   if (!done) {
-    log(`pnpm deploy ${service}, relinked and type-stripped`);
+    log(`pnpm deploy ${service}, relinked, type-stripped and bundled`);
     done = deployServiceTree(service, dir);
     deployed.set(dir, done);
   }
   await done;
-  return bundle ? bundleServiceEntry(dir) : join(dir, "src", "main.js");
+  return join(dir, "src", "main.js");
 }
 
 /** Starts Quarry in `opts.mode` in the scenario's namespace and waits until every process is ready. */
@@ -99,8 +96,7 @@ export async function startQuarry(
   opts: StartQuarryOptions,
 ): Promise<StartedQuarry> {
   const envOf = opts.env ?? (() => ({}));
-  const entryOf = (service: string) =>
-    opts.imageDir ? imageEntry(opts.imageDir, service, opts.bundle === true) : undefined;
+  const entryOf = (service: string) => (opts.imageDir ? imageEntry(opts.imageDir, service) : undefined);
   const started: { name: string; pid: number; svc: RunningService }[] = [];
   if (opts.mode === "fleet") {
     for (const name of opts.services) {

@@ -1,6 +1,6 @@
 // Builds a service's image without docker, as an OCI image layout tar for
 // `ctr images import` (the e2e node's containerd): the tree images/Dockerfile
-// makes (pnpm deploy --legacy --prod, workspace libs moved out of node_modules),
+// makes (pnpm deploy --legacy --prod, workspace libs moved out of node_modules, types stripped, src/main.js bundled),
 // plus this machine's node binary and the shared libraries ldd lists, CA
 // certificates and a passwd entry for UID 65532, in place of the slim base image.
 // The git resolver's image (and the all-in-one's, which hosts it) also gets this machine's git,
@@ -26,6 +26,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { bundleTree } from "@quarry/images/bundle";
 import { relinkWorkspace } from "@quarry/images/relink-workspace";
 import { stripTree } from "@quarry/images/strip-types";
 import { type LayoutSizes, sharedLibraries, writeImageLayout } from "./oci-layout.ts";
@@ -34,7 +35,7 @@ const run = promisify(execFile);
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 /** Bump when the image's layout changes without its inputs changing. */
-const RECIPE = "3";
+const RECIPE = "4";
 const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 export const UID = 65532;
 
@@ -61,7 +62,8 @@ export const serviceImageName = (service: string) => `quarry.local/${service}:lo
 /**
  * The service's /app as images/Dockerfile's build stage makes it: `pnpm deploy` of just that
  * service (the workspace's store and lockfile: no network when the dependencies are installed),
- * its workspace libs moved out of node_modules, its TypeScript stripped to .js. Copies, not hard
+ * its workspace libs moved out of node_modules, its TypeScript stripped to .js, its src/main.js
+ * bundled (images/bundle.ts). Copies, not hard
  * links to the store: another deploy linking the same files changes their ctime under tar ("file
  * changed as we read it"), and the type stripping must not write into them.
  */
@@ -82,6 +84,7 @@ export async function deployServiceTree(service: string, app: string): Promise<v
   );
   relinkWorkspace(app);
   stripTree(app);
+  await bundleTree(app);
 }
 
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
