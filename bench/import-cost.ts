@@ -128,7 +128,7 @@ await runBenchmark({
     runs: { type: "int", default: 3, min: 1, help: "processes per figure (the median is reported)" },
     "as-image": {
       type: "boolean",
-      help: "import each service's graph from its image's tree (type-stripped .js), not its sources",
+      help: "import each service's graph from its image's tree (type-stripped .js, before the bundle step), not its sources",
     },
     services: { type: "string", default: FLEET.join(","), help: "comma-separated services to measure" },
   },
@@ -140,8 +140,8 @@ await runBenchmark({
     const entries = new Map<string, { dir: string; main: string }>();
     for (const name of services) {
       if (ctx.flags["as-image"]) {
-        log(`pnpm deploy ${name}, relinked and type-stripped`);
-        await deployServiceTree(name, join(workDir, name));
+        log(`pnpm deploy ${name}, relinked and type-stripped (not bundled: main.js's imports are the graph)`);
+        await deployServiceTree(name, join(workDir, name), { bundle: false });
         const dir = join(workDir, name, "src");
         entries.set(name, { dir, main: join(dir, "main.js") });
       } else {

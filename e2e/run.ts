@@ -4,7 +4,7 @@
 // starts in the background while the other scenarios run; those come first and
 // the node's scenarios wait for it (harness/node.ts: sharedNode).
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startControlPlane } from "@quarry/devcluster/controlplane";
@@ -25,15 +25,27 @@ import {
 import { repoRoot } from "@quarry/devcluster/paths";
 import { buildTekton } from "@quarry/devcluster/tekton";
 import { adminClient } from "@quarry/harness/env";
+import { deployServiceTree } from "@quarry/image-builder/build-layout";
 import { allInOneFiles, fleetFiles, RUNNER_MODES, type RunnerMode } from "./modes.ts";
 
 // --in-cluster: the suite in e2e/in-cluster (helm installs Quarry as pods, in each mode its files
 // name), against a control plane configured as a real cluster is (ServiceAccount admission on),
 // every file on the node. --mode (e2e/modes.ts): which scenario files run in the fleet mode and
 // which in all-in-one mode (the services a file starts run as components of one process).
+// --as-image: every service a scenario starts runs from its image's tree (type-stripped, src/main.js
+// bundled: dev/image-builder's deployServiceTree) instead of its sources.
 const args = process.argv.slice(2);
 const inCluster = args[0] === "--in-cluster";
 if (inCluster) args.shift();
+const asImageAt = args.indexOf("--as-image");
+const asImage = asImageAt >= 0 && !inCluster;
+if (asImageAt >= 0) {
+  if (inCluster) {
+    console.error("--as-image is for the scenarios; the in-cluster files run the images themselves");
+    process.exit(2);
+  }
+  args.splice(asImageAt, 1);
+}
 let mode: RunnerMode = "ci";
 const modeAt = args.indexOf("--mode");
 if (modeAt >= 0) {
@@ -123,9 +135,22 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+/** Every service's image tree under `dir` (one at a time: pnpm deploy shares the store); returns `dir`. */
+async function deployServiceTrees(dir: string): Promise<string> {
+  const services = readdirSync(join(repoRoot, "services")).filter((s) =>
+    existsSync(join(repoRoot, "services", s, "src", "main.ts")),
+  );
+  for (const service of services) {
+    const t0 = Date.now();
+    await deployServiceTree(service, join(dir, service));
+    console.log(`e2e: ${service}'s image tree in ${Date.now() - t0} ms`);
+  }
+  return dir;
+}
+
 let code = 1;
 try {
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     QUARRY_E2E_SERVER: cp.server,
     QUARRY_E2E_CA: cp.caFile,
@@ -141,6 +166,7 @@ try {
       QUARRY_E2E_PAUSE_IMAGE: PAUSE_IMAGE,
     }),
   };
+  if (asImage) env.QUARRY_SERVICE_TREES = await deployServiceTrees(join(cp.dir, "service-trees"));
   // in-cluster files install Quarry's API with its chart (quarry-crds)
   if (!inCluster) await installQuarryApi(adminClient({ ...cp }), { runCrds });
   await installTektonCrds(adminClient({ ...cp }));

@@ -38,12 +38,25 @@ export interface StartServiceOptions {
   entry?: string;
 }
 
+/**
+ * `QUARRY_SERVICE_TREES=<dir>` (`e2e/run.ts --as-image`): a service under services/ runs from its
+ * image's tree, `<dir>/<name>/src/main.js` (deployed, type-stripped and bundled by
+ * dev/image-builder's deployServiceTree), instead of its sources.
+ */
+export function serviceEntry(name: string, folder: string): string {
+  const trees = process.env.QUARRY_SERVICE_TREES;
+  if (!trees || folder !== "services") return join(repoRoot, folder, name, "src", "main.ts");
+  const entry = join(trees, name, "src", "main.js");
+  if (!existsSync(entry)) throw new Error(`QUARRY_SERVICE_TREES: no image tree of ${name} (${entry})`);
+  return entry;
+}
+
 export async function startService(name: string, opts: StartServiceOptions): Promise<RunningService> {
   const opsPort = await freePort();
   const fd = openSync(opts.logFile, "a");
   // services/<name>, or examples/<name> for the example resolver and custom task
   const folder = existsSync(join(repoRoot, "services", name)) ? "services" : "examples";
-  const entry = opts.entry ?? join(repoRoot, folder, name, "src", "main.ts");
+  const entry = opts.entry ?? serviceEntry(name, folder);
   const child: ChildProcess = spawn(process.execPath, [entry], {
     stdio: ["ignore", fd, fd],
     env: {

@@ -67,7 +67,11 @@ export const serviceImageName = (service: string) => `quarry.local/${service}:lo
  * links to the store: another deploy linking the same files changes their ctime under tar ("file
  * changed as we read it"), and the type stripping must not write into them.
  */
-export async function deployServiceTree(service: string, app: string): Promise<void> {
+export async function deployServiceTree(
+  service: string,
+  app: string,
+  opts: { bundle?: boolean } = {},
+): Promise<void> {
   await run(
     "pnpm",
     [
@@ -84,7 +88,8 @@ export async function deployServiceTree(service: string, app: string): Promise<v
   );
   relinkWorkspace(app);
   stripTree(app);
-  await bundleTree(app);
+  // false: the tree's modules as they are (bench/import-cost.ts measures a graph module by module)
+  if (opts.bundle !== false) await bundleTree(app);
 }
 
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
