@@ -46,6 +46,32 @@ export const CI_ALL_IN_ONE = [
 ] as const;
 
 /**
+ * The files `pnpm test:e2e:image` (and so CI) runs with every service from its image's tree
+ * (`e2e/run.ts --as-image`: type-stripped, src/main.js bundled), in the fleet mode: each source,
+ * the pipe pods on the node, runs through the run-controller, and the conversion webhook, whose
+ * code the bundle loads at first use.
+ */
+export const CI_AS_IMAGE = [
+  "cluster-resolve",
+  "git-resolve",
+  "bundle-resolve",
+  "http-resolve",
+  "hub-artifact",
+  "pipe-resolve",
+  "run-wait-succeeds",
+  "run-remote-ref",
+  "run-pipe-succeeds",
+  "conversion-v1alpha1-roundtrip",
+] as const;
+
+/** The files (of `files`) `--as-image` runs in `mode`: the CI set for `ci`, else as without it. */
+export function asImageFiles(files: readonly string[], mode: RunnerMode): string[] {
+  return mode === "ci"
+    ? files.filter((f) => (CI_AS_IMAGE as readonly string[]).includes(nameOf(f)))
+    : [...files];
+}
+
+/**
  * What `e2e/run.ts --mode <m>` runs: `fleet` every file as its own processes; `all-in-one` every
  * file that can (not FLEET_ONLY) in all-in-one mode; `both` the two; `ci` (the default) every file
  * in the fleet mode and CI_ALL_IN_ONE in all-in-one mode.

@@ -17,6 +17,8 @@ echo "== unit tests"; pnpm test:unit
 # every scenario file in the fleet mode, and e2e/modes.ts's CI set (a few minutes more, in the same
 # run) again with the services as components of one all-in-one process
 echo "== e2e (real kube-apiserver; fleet and all-in-one modes)"; pnpm test:e2e
+# e2e/modes.ts's CI_AS_IMAGE set again, each service run from its image's tree (bundled), as pods run it
+echo "== e2e from the image trees (type-stripped, bundled)"; pnpm test:e2e:image
 echo "== in-cluster e2e (helm installs Quarry as pods on the real node, fleet and all-in-one)"; pnpm test:e2e:cluster
 # after the e2e runner's node is gone: the demo starts its own (one node per machine)
 echo "== demo (its own control plane and node)"; pnpm test:demo
