@@ -9,7 +9,7 @@
 // Needs root (runc).
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -155,6 +155,8 @@ try {
   assert.equal(image.User, `${NONROOT}:${NONROOT}`, "the image's user");
   assert.deepEqual(image.Entrypoint, ["node", "src/main.js"], "the image's entrypoint");
   assert.equal(image.WorkingDir, "/app", "the image's working directory");
+  // images/bundle.ts ran: the entry is the bundle, its source map beside it
+  assert.ok(existsSync(join(rootfs!, "app/src/main.js.map")), "src/main.js is bundled (src/main.js.map)");
 
   const probe = await exec(volume, [
     "node",
