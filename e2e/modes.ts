@@ -24,12 +24,8 @@ export const FLEET_ONLY: Readonly<Record<string, string>> = {
   "ha-shard-label": REPLICAS,
 };
 
-/**
- * The files `pnpm test:e2e` (and so CI) also runs in all-in-one mode, beside the whole suite in
- * the fleet mode: each source's resolve file, Wait and Pipe runs, a run's remote ref, the
- * lifecycle's completion and timeouts, a kill mid-work, and the chaos short form.
- */
-export const CI_ALL_IN_ONE = [
+/** Each source's resolve file, the pipe pods on the node, Wait and Pipe runs and a run's remote ref. */
+const EVERY_PATH = [
   "cluster-resolve",
   "git-resolve",
   "bundle-resolve",
@@ -39,6 +35,15 @@ export const CI_ALL_IN_ONE = [
   "run-wait-succeeds",
   "run-remote-ref",
   "run-pipe-succeeds",
+] as const;
+
+/**
+ * The files `pnpm test:e2e` (and so CI) also runs in all-in-one mode, beside the whole suite in
+ * the fleet mode: every path (above), the lifecycle's completion and timeouts, a kill mid-work, and
+ * the chaos short form.
+ */
+export const CI_ALL_IN_ONE = [
+  ...EVERY_PATH,
   "lifecycle-complete",
   "lifecycle-timeout",
   "lifecycle-crash-recovery",
@@ -47,28 +52,14 @@ export const CI_ALL_IN_ONE = [
 
 /**
  * The files `pnpm test:e2e:image` (and so CI) runs with every service from its image's tree
- * (`e2e/run.ts --as-image`: type-stripped, src/main.js bundled), in the fleet mode: each source,
- * the pipe pods on the node, runs through the run-controller, and the conversion webhook, whose
- * code the bundle loads at first use.
+ * (`e2e/run.ts --as-image`: type-stripped, src/main.js bundled), in the fleet mode: every path
+ * (above) and the conversion webhook, whose code the bundle loads at first use.
  */
-export const CI_AS_IMAGE = [
-  "cluster-resolve",
-  "git-resolve",
-  "bundle-resolve",
-  "http-resolve",
-  "hub-artifact",
-  "pipe-resolve",
-  "run-wait-succeeds",
-  "run-remote-ref",
-  "run-pipe-succeeds",
-  "conversion-v1alpha1-roundtrip",
-] as const;
+export const CI_AS_IMAGE = [...EVERY_PATH, "conversion-v1alpha1-roundtrip"] as const;
 
-/** The files (of `files`) `--as-image` runs in `mode`: the CI set for `ci`, else as without it. */
-export function asImageFiles(files: readonly string[], mode: RunnerMode): string[] {
-  return mode === "ci"
-    ? files.filter((f) => (CI_AS_IMAGE as readonly string[]).includes(nameOf(f)))
-    : [...files];
+/** The files (of `files`) in CI_AS_IMAGE: what `--as-image` runs with the default mode. */
+export function ciAsImageFiles(files: readonly string[]): string[] {
+  return files.filter((f) => (CI_AS_IMAGE as readonly string[]).includes(nameOf(f)));
 }
 
 /**

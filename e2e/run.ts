@@ -26,7 +26,7 @@ import { repoRoot } from "@quarry/devcluster/paths";
 import { buildTekton } from "@quarry/devcluster/tekton";
 import { adminClient } from "@quarry/harness/env";
 import { deployServiceTree } from "@quarry/image-builder/build-layout";
-import { allInOneFiles, asImageFiles, fleetFiles, RUNNER_MODES, type RunnerMode } from "./modes.ts";
+import { allInOneFiles, ciAsImageFiles, fleetFiles, RUNNER_MODES, type RunnerMode } from "./modes.ts";
 
 // --in-cluster: the suite in e2e/in-cluster (helm installs Quarry as pods, in each mode its files
 // name), against a control plane configured as a real cluster is (ServiceAccount admission on),
@@ -68,11 +68,7 @@ const files = readdirSync(scenarioDir)
   .filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)))
   .map((f) => join(scenarioDir, f));
 // --as-image with the default mode: e2e/modes.ts's CI_AS_IMAGE set, in the fleet mode
-const fleet = inCluster
-  ? files
-  : asImage && mode === "ci"
-    ? asImageFiles(files, mode)
-    : fleetFiles(files, mode);
+const fleet = inCluster ? files : asImage && mode === "ci" ? ciAsImageFiles(files) : fleetFiles(files, mode);
 const allInOne = inCluster || (asImage && mode === "ci") ? [] : allInOneFiles(files, mode);
 const selected = [...new Set([...fleet, ...allInOne])];
 const nodeFiles = inCluster ? files : selected.filter(needsNode);
