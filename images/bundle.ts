@@ -1,7 +1,7 @@
 // Bundles a deployed, type-stripped service tree's entry in place: src/main.js becomes one
 // minified ES module (esbuild) and the modules it imports only at first use become chunks beside
 // it (src/chunk-*.js), loaded when first imported. Why: a process that loads ~470 small modules
-// touches more of the node binary's pages and keeps every module's source and wrapper, ~6-10 MiB
+// touches more of the node binary's pages and keeps every module's source and wrapper, 4-10 MiB
 // of RSS more at rest than the same program in one file (docs/performance.md, "Fleet memory").
 //
 // The rest of the tree stays in the image, and the bundle keeps the unbundled program's meaning:
