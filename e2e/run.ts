@@ -4,7 +4,7 @@
 // starts in the background while the other scenarios run; those come first and
 // the node's scenarios wait for it (harness/node.ts: sharedNode).
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startControlPlane } from "@quarry/devcluster/controlplane";
@@ -22,7 +22,7 @@ import {
   type TestNode,
   TOOLS_IMAGE,
 } from "@quarry/devcluster/node";
-import { repoRoot } from "@quarry/devcluster/paths";
+import { repoRoot, servicesWithMain } from "@quarry/devcluster/paths";
 import { buildTekton } from "@quarry/devcluster/tekton";
 import { adminClient } from "@quarry/harness/env";
 import { deployServiceTree } from "@quarry/image-builder/build-layout";
@@ -38,7 +38,7 @@ const args = process.argv.slice(2);
 const inCluster = args[0] === "--in-cluster";
 if (inCluster) args.shift();
 const asImageAt = args.indexOf("--as-image");
-const asImage = asImageAt >= 0 && !inCluster;
+const asImage = asImageAt >= 0;
 if (asImageAt >= 0) {
   if (inCluster) {
     console.error("--as-image is for the scenarios; the in-cluster files run the images themselves");
@@ -138,10 +138,7 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
 
 /** Every service's image tree under `dir` (one at a time: pnpm deploy shares the store); returns `dir`. */
 async function deployServiceTrees(dir: string): Promise<string> {
-  const services = readdirSync(join(repoRoot, "services")).filter((s) =>
-    existsSync(join(repoRoot, "services", s, "src", "main.ts")),
-  );
-  for (const service of services) {
+  for (const service of servicesWithMain()) {
     const t0 = Date.now();
     await deployServiceTree(service, join(dir, service));
     console.log(`e2e: ${service}'s image tree in ${Date.now() - t0} ms`);

@@ -25,6 +25,7 @@ import {
   helm,
   importServiceImages,
   podGet,
+  podLogTail,
   releaseLeftovers,
   servicePods,
   sumMetric,
@@ -74,7 +75,8 @@ before(async () => {
   };
   const values = sources.values();
   values.global = { ...values.global, mode: "all-in-one" };
-  values.allInOne = { image: image(images[PROCESS]!) };
+  // debug: a failing assertion below prints the pod's log, which then has every resolution step
+  values.allInOne = { image: image(images[PROCESS]!), env: { LOG_LEVEL: "debug" } };
   values["lifecycle-controller"] = {
     // the helm test hook runs the lifecycle controller's image
     image: image(images["lifecycle-controller"]!),
@@ -196,6 +198,7 @@ test("helm upgrade with git-resolver.enabled=false takes git out of the process;
     },
     { timeoutMs: 90_000, intervalMs: 500 },
   );
+  const [pod] = await servicePods(scn.admin, SYSTEM, PROCESS);
   const [g, b, c] = await Promise.all([
     resolve(sources.gitRequest(ns, "git-off"), 60_000),
     resolve(sources.bundleRequest(ns, "bundle-on")),
@@ -205,9 +208,13 @@ test("helm upgrade with git-resolver.enabled=false takes git out of the process;
   assert.equal(cond?.status, "False");
   assert.equal(cond?.reason, "ResolutionTimedOut");
   assert.equal(cond?.message, `no resolver for type git answered within ${GLOBAL_TIMEOUT}`);
-  assertResolved(b);
-  assertResolved(c);
-  const [pod] = await servicePods(scn.admin, SYSTEM, PROCESS);
+  try {
+    assertResolved(b);
+    assertResolved(c);
+  } catch (err) {
+    console.error(podLogTail(await sharedNode(), pod!));
+    throw err;
+  }
   const timedOut = sumMetric(await podGet(pod!, "/metrics"), "quarry_resolution_requests_timed_out_total", {
     type: "git",
     reason: "NoResolver",

@@ -3,6 +3,7 @@
 // node's containerd, helm against the shared control plane, and reading the
 // fleet's pods (their /metrics and /readyz over the pod network).
 import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { kinds } from "@quarry/devcluster/kinds";
@@ -110,6 +111,29 @@ export async function podGet(pod: Pod, path: string): Promise<string> {
   if (!ip) throw new Error(`pod ${pod.metadata.name} has no IP yet`);
   const res = await fetch(`http://${ip}:8080${path}`, { signal: AbortSignal.timeout(5000) });
   return res.text();
+}
+
+/**
+ * The last `lines` lines of every container log the kubelet keeps for `pod` (the node's
+ * pod-logs directory, <namespace>_<name>_<uid>/<container>/<restart>.log), for a failing
+ * assertion's message: the kubelet removes them with the pod.
+ */
+export function podLogTail(node: SharedNode, pod: Pod, lines = 200): string {
+  const dir = join(
+    node.dir,
+    "pod-logs",
+    `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`,
+  );
+  if (!existsSync(dir)) return `(no logs for ${pod.metadata.name} under ${dir})`;
+  const out: string[] = [];
+  for (const container of readdirSync(dir).sort())
+    for (const file of readdirSync(join(dir, container)).sort()) {
+      const text = readFileSync(join(dir, container, file), "utf8")
+        .trimEnd()
+        .split("\n");
+      out.push(`--- ${pod.metadata.name}/${container}/${file}`, ...text.slice(-lines));
+    }
+  return out.join("\n");
 }
 
 /**
