@@ -245,6 +245,29 @@ test("list errors are retried with backoff until the server answers", async () =
   assert.equal(informer.isRunning(), false);
 });
 
+test("refill cuts a failed watch's backoff short: a bucket just gained lists at once, not after the wait", async (t) => {
+  let failing = true;
+  const api: FakeApi = {
+    lists: 0,
+    watches: 0,
+    onList: () => ({ items: [cm("a", "1")], rv: "1" }),
+    // the apiserver cuts every watch off at once: the informer backs off longer each time
+    onWatch: (res) => (failing ? res.destroy() : undefined),
+  };
+  const client = await fakeApiserver(api);
+  const informer = new Informer<KubeObject>(client, configMaps, { log, namespace: "ns", resyncMs: 0 });
+  t.after(() => informer.stop());
+  informer.start();
+  await until(() => api.watches >= 4); // 200, 400 and 800 ms waited; the next wait is 1.6 s or more
+  failing = false;
+  const lists = api.lists;
+  const t0 = performance.now();
+  await informer.refill();
+  const ms = performance.now() - t0;
+  assert.equal(api.lists, lists + 1, "relisted");
+  assert.ok(ms < 1000, `refill took ${Math.round(ms)} ms: it waited out the backoff`);
+});
+
 test("several namespaces: one list/watch each, one cache; a relist of one leaves the other's objects alone", async () => {
   const listedFor: string[] = [];
   let relisted = false;

@@ -91,6 +91,8 @@ interface Stream {
   /** A new watch (no relist) asked for by rewatch(). */
   rewatch: boolean;
   watch: AbortController | undefined;
+  /** The wait before retrying a failed list or watch; a refill cuts it short. */
+  backoff: AbortController | undefined;
 }
 
 export class Informer<T extends KubeObject> {
@@ -144,6 +146,7 @@ export class Informer<T extends KubeObject> {
       done: 0,
       rewatch: false,
       watch: undefined,
+      backoff: undefined,
     }));
     this.loop = Promise.all(this.streams.map((st) => this.run(st))).then(() => undefined);
     const resyncMs = this.opts.resyncMs ?? 10 * 60_000;
@@ -171,7 +174,9 @@ export class Informer<T extends KubeObject> {
     for (const st of this.streams) {
       st.wanted++;
       wanted.set(st, st.wanted);
+      // a bucket just gained lists its keys now, not after a failed watch's backoff (up to 30 s)
       st.watch?.abort();
+      st.backoff?.abort();
     }
     return new Promise((resolve) => this.refills.push({ wanted, resolve }));
   }
@@ -322,7 +327,10 @@ export class Informer<T extends KubeObject> {
             "list/watch failed",
           );
         }
-        await sleep(delay, signal);
+        const backoff = new AbortController();
+        stream.backoff = backoff;
+        await sleep(delay, AbortSignal.any([signal, backoff.signal]));
+        stream.backoff = undefined;
       }
     }
   }
