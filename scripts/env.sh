@@ -35,7 +35,7 @@ quarry_ensure_deps() {
 QUARRY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export QUARRY_ROOT
 
-# System tools the tests and the demo drive: openssl (test PKI), git, busybox, tinyproxy, ssh-keygen, Go (builds
+# System tools the tests and the demo drive: openssl (test PKI), git, busybox, tinyproxy, ssh-keygen, gpg, Go (builds
 # the test control plane from the Go module proxy). Installs what Debian has.
 quarry_ensure_system_tools() {
   local missing=()
@@ -46,8 +46,9 @@ quarry_ensure_system_tools() {
   command -v busybox >/dev/null 2>&1 || missing+=(busybox-static)
   # the egress scenarios' forward proxy
   command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
-  # signature verification is unit-tested against commits git signs with ssh-keygen's keys
+  # signature verification is unit-tested against commits git signs with ssh-keygen's and gpg's keys
   command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
+  command -v gpg >/dev/null 2>&1 || missing+=(gnupg)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "[setup] installing ${missing[*]} with apt-get" >&2
     apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
