@@ -21,24 +21,30 @@ function formatOf(signature: string): SignatureFormat | undefined {
   return BEGIN[first];
 }
 
-/** A commit object's bytes (as `git cat-file commit` prints them). */
-export function splitCommit(raw: Buffer): SplitObject {
+/**
+ * A commit object's bytes (as `git cat-file commit` prints them), in a repository of object format
+ * `hash`: its signature is that format's header (`gpgsig`, `gpgsig-sha256`); the other format's
+ * signature header, as git does, is part of neither the payload nor the signature.
+ */
+export function splitCommit(raw: Buffer, hash: "sha1" | "sha256" = "sha1"): SplitObject {
   const text = raw.toString("latin1");
   const headerEnd = text.indexOf("\n\n");
   const headers = headerEnd < 0 ? text : text.slice(0, headerEnd + 1);
-  const lines = headers.split(/(?<=\n)/);
+  const ours = hash === "sha1" ? "gpgsig " : "gpgsig-sha256 ";
   const kept: string[] = [];
   let signature: string | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const m = /^gpgsig(?:-sha256)? (.*\n?)$/s.exec(line);
-    if (!m || signature !== undefined) {
-      kept.push(line);
+  let current: "ours" | "other" | undefined;
+  for (const line of headers.split(/(?<=\n)/)) {
+    if (current !== undefined && line.startsWith(" ")) {
+      if (current === "ours") signature += line.slice(1);
       continue;
     }
-    let sig = m[1]!;
-    while (i + 1 < lines.length && lines[i + 1]!.startsWith(" ")) sig += lines[++i]!.slice(1);
-    signature = sig;
+    current = undefined;
+    if (line.startsWith(ours) && signature === undefined) {
+      current = "ours";
+      signature = line.slice(ours.length);
+    } else if (line.startsWith("gpgsig")) current = "other";
+    else kept.push(line);
   }
   if (signature === undefined) return { signed: false };
   const format = formatOf(signature);
